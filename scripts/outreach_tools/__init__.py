@@ -1,0 +1,1 @@
+"""Tooling: packaging, the embedded AWS and its pollers, operator commands. Never imported by handlers."""

@@ -1,0 +1,1 @@
+"""The embedded AWS: moto server on loopback plus pollers that deliver like AWS does."""

@@ -1,0 +1,66 @@
+"""moto server in-process on loopback, with moto's own push-to-Lambda delivery turned off.
+
+moto delivers event source mappings by pushing records into Docker Lambdas; with no Docker engine it
+drops them (and for SQS it first receives the messages, bumping their receive count). Here mappings
+are still created, listed and described through the Lambda API, but never registered on the queue,
+table or stream, so records stay where they are until the project's pollers deliver them.
+"""
+
+from __future__ import annotations
+
+import functools
+import socket
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+DEFAULT_PORT = 4566
+
+
+class _DiscardingRegistry(dict[str, Any]):
+    """A mapping registry that accepts registrations and keeps none of them."""
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        return None
+
+
+def _without_push(init: Callable[..., None]) -> Callable[..., None]:
+    @functools.wraps(init)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        self.lambda_event_source_mappings = _DiscardingRegistry()
+
+    wrapper.__outreach_no_push__ = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+def disable_lambda_push() -> None:
+    """Patch moto's queue, table and Kinesis stream models so mappings never push. Idempotent."""
+    from moto.dynamodb.models.table import Table
+    from moto.kinesis.models import Stream
+    from moto.sqs.models import Queue
+
+    for model in (Queue, Table, Stream):
+        if not getattr(model.__init__, "__outreach_no_push__", False):
+            model.__init__ = _without_push(model.__init__)  # type: ignore[method-assign]
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def embedded_aws(port: int | None = None) -> Iterator[str]:
+    """Run moto server on 127.0.0.1 for the duration of the block; yields its endpoint URL."""
+    from moto.server import ThreadedMotoServer
+
+    disable_lambda_push()
+    chosen = port if port is not None else free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=chosen, verbose=False)
+    server.start()
+    try:
+        yield f"http://127.0.0.1:{chosen}"
+    finally:
+        server.stop()
