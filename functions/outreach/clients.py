@@ -1,0 +1,46 @@
+"""boto3 clients, created on first use so tests and the embedded AWS can point them elsewhere.
+
+boto3 reads ``AWS_ENDPOINT_URL`` (and per-service variants) itself, so the same code talks to AWS in
+Lambda and to the embedded AWS locally.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+import boto3
+from botocore.config import Config
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_s3 import S3Client
+    from mypy_boto3_sqs import SQSClient
+
+# Standard retry mode retries throttling and transient errors with backoff before surfacing them.
+_CONFIG = Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=5, read_timeout=30)
+
+
+_clients: dict[str, Any] = {}
+
+
+def _client(service: str) -> Any:
+    if service not in _clients:
+        _clients[service] = boto3.client(service, config=_CONFIG)  # type: ignore[call-overload]
+    return _clients[service]
+
+
+def dynamodb() -> DynamoDBClient:
+    return cast("DynamoDBClient", _client("dynamodb"))
+
+
+def sqs() -> SQSClient:
+    return cast("SQSClient", _client("sqs"))
+
+
+def s3() -> S3Client:
+    return cast("S3Client", _client("s3"))
+
+
+def reset() -> None:
+    """Forget cached clients (tests switch endpoints and credentials between cases)."""
+    _clients.clear()

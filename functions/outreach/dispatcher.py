@@ -1,0 +1,130 @@
+"""Stream consumer: every scrape task that became Pending becomes one SQS message. It scrapes nothing.
+
+Records are handled in the order the shard delivered them. At the first record that cannot be handled
+(unparseable, or its message could not be sent) the handler stops and returns that record's sequence
+number: Lambda checkpoints there and retries from it, so nothing after it has been sent yet and nothing
+before it is sent twice by this invocation. Powertools' BatchProcessor is not used for this because it
+carries on past a failed stream record and reports every failure, which lets later records' side
+effects run before the earlier failure is retried.
+https://docs.aws.amazon.com/lambda/latest/dg/services-ddb-batchfailurereporting.html
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from botocore.exceptions import BotoCoreError, ClientError
+
+from outreach import clients, config
+from outreach.observability import MetricUnit, logger, metrics
+from outreach.stream_records import UnparseableRecord, parse_task_change, sequence_number
+
+SEND_BATCH_LIMIT = 10
+# Entries SQS rejected with a retryable (sender-fault false) error are resent this many times before
+# the record is handed back to the stream's retry.
+_SEND_RETRIES = 2
+
+
+@dataclass(frozen=True)
+class _Dispatch:
+    sequence_number: str
+    task_id: str
+
+
+class StreamBatchError(Exception):
+    """A record without a sequence number: the whole batch must fail so bisect can isolate it."""
+
+
+def _send(dispatches: Sequence[_Dispatch]) -> str | None:
+    """Send one message per dispatch; return the sequence number of the first unsent one, if any."""
+    queue_url = config.scrape_queue_url()
+    for start in range(0, len(dispatches), SEND_BATCH_LIMIT):
+        chunk = list(dispatches[start : start + SEND_BATCH_LIMIT])
+        unsent = _send_chunk(queue_url, chunk)
+        if unsent is not None:
+            return unsent
+    return None
+
+
+def _send_chunk(queue_url: str, chunk: list[_Dispatch]) -> str | None:
+    entries = {str(i): dispatch for i, dispatch in enumerate(chunk)}
+    for _ in range(_SEND_RETRIES + 1):
+        try:
+            response = clients.sqs().send_message_batch(
+                QueueUrl=queue_url,
+                Entries=[
+                    {"Id": entry_id, "MessageBody": json.dumps({"task_id": dispatch.task_id})}
+                    for entry_id, dispatch in entries.items()
+                ],
+            )
+        except (ClientError, BotoCoreError):
+            logger.exception(
+                "SendMessageBatch failed", extra={"first_sequence_number": chunk[0].sequence_number}
+            )
+            return _first(entries)
+        metrics.add_metric(
+            name="TasksDispatched", unit=MetricUnit.Count, value=len(response.get("Successful", []))
+        )
+        failed = response.get("Failed", [])
+        if not failed:
+            return None
+        for failure in failed:
+            logger.warning(
+                "SQS rejected a dispatch",
+                extra={
+                    "task_id": entries[failure["Id"]].task_id,
+                    "code": failure.get("Code"),
+                    "sender_fault": failure.get("SenderFault"),
+                },
+            )
+        entries = {failure["Id"]: entries[failure["Id"]] for failure in failed}
+        if any(failure.get("SenderFault") for failure in failed):
+            break
+    return _first(entries)
+
+
+def _first(entries: Mapping[str, _Dispatch]) -> str:
+    """The earliest record (in shard order) among unsent entries; entry ids are chunk positions."""
+    return entries[min(entries, key=int)].sequence_number
+
+
+def _failure(sequence: str) -> dict[str, list[dict[str, str]]]:
+    metrics.add_metric(name="StreamRecordsReturned", unit=MetricUnit.Count, value=1)
+    return {"batchItemFailures": [{"itemIdentifier": sequence}]}
+
+
+def dispatch_records(records: Sequence[Mapping[str, Any]]) -> dict[str, list[dict[str, str]]]:
+    pending: list[_Dispatch] = []
+    for record in records:
+        seq = sequence_number(record)
+        if seq is None:
+            # Lambda treats an empty itemIdentifier as a failure of the whole batch; raising says the
+            # same thing explicitly, and bisect narrows the batch down to this record.
+            raise StreamBatchError(f"stream record without SequenceNumber: eventID={record.get('eventID')!r}")
+        try:
+            change = parse_task_change(record)
+        except UnparseableRecord as exc:
+            logger.error("unparseable stream record", extra={"sequence_number": seq, "reason": str(exc)})
+            unsent = _send(pending)
+            return _failure(unsent if unsent is not None else seq)
+        if change.scrape_task_became_pending:
+            pending.append(_Dispatch(sequence_number=seq, task_id=change.task_id))
+        else:
+            metrics.add_metric(name="StreamRecordsIgnored", unit=MetricUnit.Count, value=1)
+    unsent = _send(pending)
+    if unsent is not None:
+        return _failure(unsent)
+    return {"batchItemFailures": []}
+
+
+@metrics.log_metrics
+@logger.inject_lambda_context
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, list[dict[str, str]]]:
+    records = event.get("Records")
+    if not isinstance(records, list):
+        raise StreamBatchError("event has no Records list")
+    return dispatch_records(records)

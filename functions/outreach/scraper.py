@@ -1,0 +1,200 @@
+"""SQS consumer: one scrape task per message, classified exactly once per delivery.
+
+Per message:
+- unreadable (not JSON, no task_id, unknown or non-scrape task): copied to the scrape DLQ with a
+  reason and acknowledged: no retry can fix it, nothing is lost, and the DLQ alarm fires;
+- task already Finished, Failed or Cancelled: acknowledged, no work (duplicate delivery);
+- claim refused because another live delivery holds the task: acknowledged, no work;
+- FatalScrapeError: task -> Failed with the reason, acknowledged;
+- anything else: the claim is released, the message's visibility is set to a bounded backoff, and the
+  message is reported in batchItemFailures so SQS delivers it again (DLQ after maxReceiveCount).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from enum import StrEnum
+from typing import Any
+
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from outreach import clients, config, task_store
+from outreach.errors import FatalScrapeError, UnreadableMessageError
+from outreach.observability import MetricUnit, logger, metrics
+from outreach.results import store_result
+from outreach.scraping import scrape_site
+from outreach.task_model import Kind, Task
+
+# Time kept back from the Lambda deadline for writing the result and the task row.
+_WRITE_RESERVE_SECONDS = 20.0
+
+
+class Outcome(StrEnum):
+    FINISHED = "Finished"
+    FAILED = "Failed"
+    DUPLICATE = "Duplicate"
+    BUSY = "Busy"
+    UNREADABLE = "Unreadable"
+
+
+def read_task_id(body: str) -> str:
+    try:
+        payload = json.loads(body)
+    except (json.JSONDecodeError, TypeError) as exc:
+        raise UnreadableMessageError("body_not_json") from exc
+    if not isinstance(payload, dict):
+        raise UnreadableMessageError("body_not_object")
+    task_id = payload.get("task_id")
+    if not isinstance(task_id, str) or not task_id.strip():
+        raise UnreadableMessageError("missing_task_id")
+    return task_id
+
+
+def load_scrape_task(task_id: str) -> Task:
+    try:
+        task = task_store.get_task(task_id)
+    except ValueError as exc:
+        raise UnreadableMessageError("malformed_task_row") from exc
+    if task is None:
+        raise UnreadableMessageError("unknown_task")
+    if task.kind != Kind.SCRAPE.value:
+        raise UnreadableMessageError("not_a_scrape_task")
+    return task
+
+
+def send_to_dlq(record: SQSRecord, reason: str) -> None:
+    """Park an unreadable message in the scrape DLQ with why, so a person sees it (DLQ alarm)."""
+    clients.sqs().send_message(
+        QueueUrl=config.scrape_dlq_url(),
+        MessageBody=record.body if record.body else "<empty>",
+        MessageAttributes={
+            "reason": {"DataType": "String", "StringValue": reason},
+            "source_message_id": {"DataType": "String", "StringValue": record.message_id},
+            "receive_count": {"DataType": "Number", "StringValue": str(_receive_count(record))},
+        },
+    )
+
+
+def _receive_count(record: SQSRecord) -> int:
+    try:
+        return max(1, int(record.attributes.approximate_receive_count))
+    except (TypeError, ValueError):
+        return 1
+
+
+def _deadline(context: LambdaContext) -> float:
+    remaining = context.get_remaining_time_in_millis() / 1000.0
+    return time.monotonic() + max(1.0, remaining - _WRITE_RESERVE_SECONDS)
+
+
+def _lease_seconds(context: LambdaContext) -> int:
+    return int(context.get_remaining_time_in_millis() / 1000) + config.claim_lease_margin_seconds()
+
+
+def _prepare_redelivery(record: SQSRecord, claimed: Task | None) -> None:
+    """Before reporting a retryable failure: hand the claim back and shorten the wait for redelivery."""
+    if claimed is not None:
+        task_store.release(claimed)
+    backoff = config.RetryBackoff.from_env().for_receive(_receive_count(record))
+    clients.sqs().change_message_visibility(
+        QueueUrl=config.scrape_queue_url(), ReceiptHandle=record.receipt_handle, VisibilityTimeout=backoff
+    )
+    logger.info("retry scheduled", extra={"visibility_seconds": backoff})
+
+
+def process_message(record: SQSRecord, context: LambdaContext) -> Outcome:
+    try:
+        task_id = read_task_id(record.body)
+        logger.append_keys(task_id=task_id)
+        task = load_scrape_task(task_id)
+    except UnreadableMessageError as exc:
+        logger.error("unreadable message sent to DLQ", extra={"reason": exc.reason})
+        send_to_dlq(record, exc.reason)
+        return Outcome.UNREADABLE
+    logger.append_keys(job_id=task.job_id)
+    if task.is_terminal:
+        logger.info("duplicate delivery of a terminal task", extra={"status": task.status.value})
+        return Outcome.DUPLICATE
+    try:
+        claimed = task_store.claim(
+            task,
+            message_id=record.message_id,
+            receive_count=_receive_count(record),
+            lease_seconds=_lease_seconds(context),
+        )
+    except task_store.TransitionRejected:
+        logger.info("task is held by another delivery or already moved on")
+        return Outcome.BUSY
+    try:
+        return _scrape_claimed(claimed, context)
+    except Exception:
+        logger.exception("retryable scrape failure")
+        _prepare_redelivery(record, claimed)
+        raise
+
+
+def _scrape_claimed(task: Task, context: LambdaContext) -> Outcome:
+    try:
+        site = scrape_site(
+            task.url or "", deadline=_deadline(context), settings=config.ScrapeSettings.from_env()
+        )
+    except FatalScrapeError as exc:
+        logger.warning("fatal scrape error", extra={"reason": exc.reason, "detail": exc.detail})
+        return _record_failure(task, str(exc))
+    key = store_result(task.job_id, task.task_id, site.to_document())
+    try:
+        task_store.finish(task, result_key=key, summary=site.summary())
+    except task_store.TransitionRejected:
+        # Another delivery took the task over after our lease ran out; it writes the same key.
+        logger.warning("finish rejected: the claim moved to another delivery")
+        return Outcome.DUPLICATE
+    return Outcome.FINISHED
+
+
+def _record_failure(task: Task, reason: str) -> Outcome:
+    try:
+        task_store.fail(task, reason=reason)
+    except task_store.TransitionRejected:
+        logger.warning("fail rejected: the claim moved to another delivery")
+        return Outcome.DUPLICATE
+    return Outcome.FAILED
+
+
+_METRIC_BY_OUTCOME = {
+    Outcome.FINISHED: "TasksFinished",
+    Outcome.FAILED: "TasksFailed",
+    Outcome.DUPLICATE: "DuplicateDeliveries",
+    Outcome.BUSY: "DuplicateDeliveries",
+    Outcome.UNREADABLE: "UnreadableMessages",
+}
+
+
+def handle_record(record: SQSRecord, context: LambdaContext) -> Outcome:
+    logger.append_keys(message_id=record.message_id)
+    try:
+        outcome = process_message(record, context)
+    except Exception:
+        metrics.add_metric(name="TasksRetried", unit=MetricUnit.Count, value=1)
+        raise
+    finally:
+        logger.remove_keys(["task_id", "job_id", "message_id"])
+    metrics.add_metric(name=_METRIC_BY_OUTCOME[outcome], unit=MetricUnit.Count, value=1)
+    return outcome
+
+
+@metrics.log_metrics
+@logger.inject_lambda_context
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
+    # raise_on_entire_batch_failure=False: with batch size 1 a failure must still be *reported*
+    # (so only that message returns, after our shortened visibility), not raised as a function error.
+    processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+    return process_partial_response(
+        event=event,
+        record_handler=lambda record: handle_record(record, context),
+        processor=processor,
+        context=context,
+    )

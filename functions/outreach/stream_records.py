@@ -1,0 +1,85 @@
+"""Reading DynamoDB stream records (NEW_AND_OLD_IMAGES) as task status changes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from outreach.task_model import Kind, Status
+
+
+class UnparseableRecord(ValueError):
+    """A stream record that does not have the shape of a tasks-table change."""
+
+
+@dataclass(frozen=True)
+class TaskChange:
+    sequence_number: str
+    event_name: str
+    task_id: str
+    kind: str | None
+    old_status: str | None
+    new_status: str | None
+
+    @property
+    def scrape_task_became_pending(self) -> bool:
+        """True for an INSERT of a Pending scrape task, or a MODIFY that moved one back to Pending.
+
+        A MODIFY that stays Pending (a write that touched other attributes) is not a new piece of
+        work, so it dispatches nothing.
+        """
+        if self.kind != Kind.SCRAPE.value or self.new_status != Status.PENDING.value:
+            return False
+        if self.event_name == "INSERT":
+            return True
+        return self.event_name == "MODIFY" and self.old_status != Status.PENDING.value
+
+
+def sequence_number(record: Mapping[str, Any]) -> str | None:
+    dynamodb = record.get("dynamodb")
+    if not isinstance(dynamodb, Mapping):
+        return None
+    value = dynamodb.get("SequenceNumber")
+    return value if isinstance(value, str) and value else None
+
+
+def _string_attribute(image: Any, name: str) -> str | None:
+    if image is None:
+        return None
+    if not isinstance(image, Mapping):
+        raise UnparseableRecord("image is not a map")
+    value = image.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or not isinstance(value.get("S"), str):
+        raise UnparseableRecord(f"attribute {name} is not a string attribute value")
+    return str(value["S"])
+
+
+def parse_task_change(record: Mapping[str, Any]) -> TaskChange:
+    """Parse one stream record; raises UnparseableRecord when it is not a tasks-table change."""
+    seq = sequence_number(record)
+    if seq is None:
+        raise UnparseableRecord("record has no dynamodb.SequenceNumber")
+    event_name = record.get("eventName")
+    if event_name not in {"INSERT", "MODIFY", "REMOVE"}:
+        raise UnparseableRecord(f"unknown eventName {event_name!r}")
+    dynamodb = record["dynamodb"]
+    task_id = _string_attribute(dynamodb.get("Keys"), "task_id")
+    if not task_id:
+        raise UnparseableRecord("record has no task_id key")
+    new_image = dynamodb.get("NewImage")
+    old_image = dynamodb.get("OldImage")
+    if event_name in {"INSERT", "MODIFY"} and new_image is None:
+        raise UnparseableRecord(f"{event_name} without NewImage (stream view must be NEW_AND_OLD_IMAGES)")
+    if event_name == "MODIFY" and old_image is None:
+        raise UnparseableRecord("MODIFY without OldImage (stream view must be NEW_AND_OLD_IMAGES)")
+    return TaskChange(
+        sequence_number=seq,
+        event_name=str(event_name),
+        task_id=task_id,
+        kind=_string_attribute(new_image, "kind") or _string_attribute(old_image, "kind"),
+        old_status=_string_attribute(old_image, "status"),
+        new_status=_string_attribute(new_image, "status"),
+    )

@@ -1,0 +1,429 @@
+"""The tasks table: every status change is a conditional write, and the rules live here.
+
+Each transition that changes a task's status runs in one TransactWriteItems together with the job's
+progress counter, so the counts move exactly when the status moves: a duplicate delivery whose
+condition fails changes neither (never a bare ``ADD`` that a retry could repeat). Counters are split
+over ``COUNTER_SHARDS`` items per job so 140 concurrent scrapers do not contend for one item.
+
+Open tasks (Pending, Running) carry ``open_key`` = ``<kind>#<status>``, the partition key of the sparse
+``open-tasks`` index, with ``updated_at`` as its sort key. Terminal transitions remove it, so the index
+holds only work that may still need healing and reconcilers query it instead of scanning the table.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
+
+from outreach import clients, clock, config
+from outreach.task_ids import InvalidJobInput, normalise_url, scrape_task_id, validate_job_id
+from outreach.task_model import ALLOWED_TRANSITIONS, Kind, Status, Task, open_key
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
+
+COUNTER_SHARDS = 10
+OPEN_TASKS_INDEX = "open-tasks"
+# DynamoDB allows 100 actions per transaction; leave room for one counter update per shard.
+_TASKS_PER_CREATE_TRANSACTION = 100 - COUNTER_SHARDS
+_TERMINAL_RETENTION_SECONDS = 90 * 24 * 3600
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+
+class TransitionRejected(Exception):
+    """The task was not in the state the transition requires (someone else moved it first)."""
+
+    def __init__(self, task_id: str, action: str) -> None:
+        super().__init__(f"{action} rejected for {task_id}: task is not in the required state")
+        self.task_id = task_id
+        self.action = action
+
+
+class TaskNotFound(Exception):
+    def __init__(self, task_id: str) -> None:
+        super().__init__(f"no task {task_id}")
+        self.task_id = task_id
+
+
+@dataclass(frozen=True)
+class JobCreation:
+    job_id: str
+    created: list[str] = field(default_factory=list)
+    existing: list[str] = field(default_factory=list)
+    rejected: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _av(value: Any) -> Any:
+    return _serializer.serialize(value)
+
+
+def _values(values: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: _av(value) for name, value in values.items()}
+
+
+def _from_item(item: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: _deserializer.deserialize(value) for name, value in item.items()}
+
+
+def counter_shard(task_id: str) -> int:
+    return int(hashlib.sha256(task_id.encode()).hexdigest()[:8], 16) % COUNTER_SHARDS
+
+
+def counter_key(job_id: str, shard: int) -> str:
+    return f"job#{job_id}#{shard}"
+
+
+def _counter_update(
+    table: str, job_id: str, shard: int, deltas: Mapping[Status, int]
+) -> TransactWriteItemTypeDef:
+    changes = {status: delta for status, delta in deltas.items() if delta}
+    names = {f"#c{i}": status.value for i, status in enumerate(changes)}
+    values = {f":d{i}": _av(delta) for i, delta in enumerate(changes.values())}
+    values[":job"] = _av(job_id)
+    values[":kind"] = _av("job_counter")
+    adds = ", ".join(f"#c{i} :d{i}" for i in range(len(changes)))
+    return {
+        "Update": {
+            "TableName": table,
+            "Key": {"task_id": _av(counter_key(job_id, shard))},
+            "UpdateExpression": f"SET job_id = :job, kind = :kind ADD {adds}",
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": values,
+        }
+    }
+
+
+def _cancellation_codes(error: ClientError) -> list[str]:
+    reasons = error.response.get("CancellationReasons", [])
+    return [str(reason.get("Code", "None")) for reason in reasons]
+
+
+def _is_condition_failure(error: ClientError) -> bool:
+    code = error.response.get("Error", {}).get("Code", "")
+    if code == "ConditionalCheckFailedException":
+        return True
+    return code == "TransactionCanceledException" and "ConditionalCheckFailed" in _cancellation_codes(error)
+
+
+# ---- reads ----------------------------------------------------------------------------------
+
+
+def get_task(task_id: str) -> Task | None:
+    """Read a task with a strongly consistent read; ``None`` if there is no such row."""
+    response = clients.dynamodb().get_item(
+        TableName=config.tasks_table(), Key={"task_id": _av(task_id)}, ConsistentRead=True
+    )
+    item = response.get("Item")
+    if item is None:
+        return None
+    return Task.from_item(_from_item(item))
+
+
+def job_counts(job_id: str) -> dict[str, int]:
+    """Tasks per status for a job, summed over the counter shards (exact, see module docstring)."""
+    table = config.tasks_table()
+    keys = [{"task_id": _av(counter_key(job_id, shard))} for shard in range(COUNTER_SHARDS)]
+    totals = {status.value: 0 for status in Status}
+    pending_keys: list[dict[str, Any]] = keys
+    while pending_keys:
+        response = clients.dynamodb().batch_get_item(
+            RequestItems={table: {"Keys": pending_keys, "ConsistentRead": True}}
+        )
+        for item in response.get("Responses", {}).get(table, []):
+            row = _from_item(item)
+            for status in Status:
+                totals[status.value] += int(row.get(status.value, 0))
+        unprocessed = response.get("UnprocessedKeys", {})
+        pending_keys = list(unprocessed[table]["Keys"]) if table in unprocessed else []
+    return totals
+
+
+def open_tasks(kind: Kind, status: Status, updated_before: str, limit: int = 100) -> list[Task]:
+    """Open tasks of one kind and status last changed before ``updated_before`` (oldest first)."""
+    if status not in (Status.PENDING, Status.RUNNING):
+        raise ValueError(f"only open statuses are indexed, not {status}")
+    response = clients.dynamodb().query(
+        TableName=config.tasks_table(),
+        IndexName=OPEN_TASKS_INDEX,
+        KeyConditionExpression="open_key = :key AND updated_at < :before",
+        ExpressionAttributeValues={":key": _av(open_key(kind.value, status)), ":before": _av(updated_before)},
+        Limit=limit,
+    )
+    return [Task.from_item(_from_item(item)) for item in response.get("Items", [])]
+
+
+# ---- job creation ---------------------------------------------------------------------------
+
+
+def create_scrape_job(job_id: str, urls: Iterable[str]) -> JobCreation:
+    """Write one Pending scrape task per distinct normalised URL; running it again creates nothing twice.
+
+    Invalid URLs are returned in ``rejected`` with the reason instead of being written.
+    """
+    validate_job_id(job_id)
+    result = JobCreation(job_id=job_id)
+    wanted: dict[str, str] = {}
+    for raw in urls:
+        try:
+            url = normalise_url(raw)
+        except InvalidJobInput as exc:
+            result.rejected.append((str(raw), str(exc)))
+            continue
+        wanted.setdefault(scrape_task_id(job_id, url), url)
+    items = list(wanted.items())
+    for start in range(0, len(items), _TASKS_PER_CREATE_TRANSACTION):
+        _create_chunk(job_id, items[start : start + _TASKS_PER_CREATE_TRANSACTION], result)
+    return result
+
+
+def _create_chunk(job_id: str, chunk: Sequence[tuple[str, str]], result: JobCreation) -> None:
+    table = config.tasks_table()
+    remaining = list(chunk)
+    while remaining:
+        now = clock.iso()
+        actions: list[TransactWriteItemTypeDef] = []
+        per_shard: dict[int, int] = {}
+        for task_id, url in remaining:
+            item = {
+                "task_id": task_id,
+                "kind": Kind.SCRAPE.value,
+                "job_id": job_id,
+                "status": Status.PENDING.value,
+                "url": url,
+                "attempts": 0,
+                "created_at": now,
+                "updated_at": now,
+                "open_key": open_key(Kind.SCRAPE.value, Status.PENDING),
+            }
+            actions.append(
+                {
+                    "Put": {
+                        "TableName": table,
+                        "Item": _values(item),
+                        "ConditionExpression": "attribute_not_exists(task_id)",
+                    }
+                }
+            )
+            shard = counter_shard(task_id)
+            per_shard[shard] = per_shard.get(shard, 0) + 1
+        for shard, count in sorted(per_shard.items()):
+            actions.append(_counter_update(table, job_id, shard, {Status.PENDING: count}))
+        try:
+            clients.dynamodb().transact_write_items(TransactItems=actions)
+        except ClientError as exc:
+            if not _is_condition_failure(exc):
+                raise
+            codes = _cancellation_codes(exc)
+            exists = {remaining[i][0] for i, code in enumerate(codes[: len(remaining)]) if code != "None"}
+            if not exists:
+                raise
+            result.existing.extend(sorted(exists))
+            remaining = [pair for pair in remaining if pair[0] not in exists]
+            continue
+        result.created.extend(task_id for task_id, _ in remaining)
+        remaining = []
+
+
+# ---- transitions ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Change:
+    action: str
+    to: Status
+    condition: str
+    set_values: dict[str, Any]
+    remove: tuple[str, ...] = ()
+    condition_values: dict[str, Any] = field(default_factory=dict)
+
+
+def _apply(task: Task, change: _Change) -> None:
+    """Run one transition: a conditional update of the task plus its counter shard, atomically."""
+    if change.to not in ALLOWED_TRANSITIONS[task.status]:
+        raise TransitionRejected(task.task_id, change.action)
+    table = config.tasks_table()
+    names = {"#status": "status"}
+    set_values = dict(change.set_values)
+    set_values["status"] = change.to.value
+    set_values["updated_at"] = clock.iso()
+    if change.to.is_terminal:
+        set_values["expires_at"] = int(clock.now()) + _TERMINAL_RETENTION_SECONDS
+    else:
+        set_values["open_key"] = open_key(task.kind, change.to)
+    assignments = []
+    values: dict[str, Any] = {}
+    for i, (name, value) in enumerate(set_values.items()):
+        names[f"#s{i}"] = name
+        values[f":s{i}"] = _av(value)
+        assignments.append(f"#s{i} = :s{i}")
+    removals = list(change.remove) + (["open_key"] if change.to.is_terminal else [])
+    expression = "SET " + ", ".join(assignments)
+    if removals:
+        expression += " REMOVE " + ", ".join(removals)
+    values[":expected"] = _av(task.status.value)
+    values.update(_values(change.condition_values))
+    update: TransactWriteItemTypeDef = {
+        "Update": {
+            "TableName": table,
+            "Key": {"task_id": _av(task.task_id)},
+            "UpdateExpression": expression,
+            "ConditionExpression": f"#status = :expected AND ({change.condition})",
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": values,
+        }
+    }
+    actions = [update]
+    if change.to != task.status:
+        deltas = {task.status: -1, change.to: 1}
+        actions.append(_counter_update(table, task.job_id, counter_shard(task.task_id), deltas))
+    try:
+        clients.dynamodb().transact_write_items(TransactItems=actions)
+    except ClientError as exc:
+        if _is_condition_failure(exc):
+            raise TransitionRejected(task.task_id, change.action) from exc
+        raise
+
+
+def claim(task: Task, *, message_id: str, receive_count: int, lease_seconds: int) -> Task:
+    """Move a task to Running for one delivery; only one live delivery can hold it.
+
+    A Pending task can be claimed once. A Running task can be claimed again when its lease has
+    expired (its worker crashed) or by a later receive of the same message (its worker released or lost
+    the claim on a retryable failure).
+    """
+    now = clock.now()
+    owner = f"{message_id}#{receive_count}"
+    expires = int(now) + lease_seconds
+    if task.status is Status.PENDING:
+        condition = "attribute_not_exists(lease_owner)"
+        condition_values: dict[str, Any] = {}
+    else:
+        condition = "lease_expires_at < :now OR (lease_message = :message AND lease_receive < :receive)"
+        condition_values = {":now": int(now), ":message": message_id, ":receive": receive_count}
+    _apply(
+        task,
+        _Change(
+            action="claim",
+            to=Status.RUNNING,
+            condition=condition,
+            condition_values=condition_values,
+            set_values={
+                "lease_owner": owner,
+                "lease_message": message_id,
+                "lease_receive": receive_count,
+                "lease_expires_at": expires,
+                "attempts": task.attempts + 1,
+            },
+        ),
+    )
+    refreshed = get_task(task.task_id)
+    if refreshed is None:
+        raise TaskNotFound(task.task_id)
+    return refreshed
+
+
+def _holder_condition(task: Task) -> tuple[str, dict[str, Any]]:
+    if task.lease is None:
+        raise TransitionRejected(task.task_id, "holder check")
+    return "lease_owner = :owner", {":owner": task.lease.owner}
+
+
+_LEASE_FIELDS = ("lease_owner", "lease_message", "lease_receive", "lease_expires_at")
+
+
+def finish(task: Task, *, result_key: str, summary: Mapping[str, Any]) -> None:
+    """Running -> Finished, only by the delivery holding the claim (``task`` as returned by claim)."""
+    condition, values = _holder_condition(task)
+    _apply(
+        task,
+        _Change(
+            action="finish",
+            to=Status.FINISHED,
+            condition=condition,
+            condition_values=values,
+            set_values={"result_key": result_key, "summary": dict(summary)},
+            remove=_LEASE_FIELDS,
+        ),
+    )
+
+
+def fail(task: Task, *, reason: str) -> None:
+    """Running -> Failed with a reason, only by the delivery holding the claim."""
+    condition, values = _holder_condition(task)
+    _apply(
+        task,
+        _Change(
+            action="fail",
+            to=Status.FAILED,
+            condition=condition,
+            condition_values=values,
+            set_values={"failure_reason": reason[:1000]},
+            remove=_LEASE_FIELDS,
+        ),
+    )
+
+
+def release(task: Task) -> None:
+    """Give up the claim after a retryable failure; the task stays Running so nothing re-dispatches it.
+
+    The lease is expired rather than removed: the message's next receive (or, if the message is lost,
+    the reconciler) can claim it again at once.
+    """
+    if task.lease is None:
+        raise TransitionRejected(task.task_id, "release")
+    try:
+        clients.dynamodb().update_item(
+            TableName=config.tasks_table(),
+            Key={"task_id": _av(task.task_id)},
+            UpdateExpression="SET lease_expires_at = :expired, updated_at = :now",
+            ConditionExpression="#status = :running AND lease_owner = :owner",
+            ExpressionAttributeNames={"#status": "status"},
+            ExpressionAttributeValues=_values(
+                {
+                    ":expired": 0,
+                    ":now": clock.iso(),
+                    ":running": Status.RUNNING.value,
+                    ":owner": task.lease.owner,
+                }
+            ),
+        )
+    except ClientError as exc:
+        if _is_condition_failure(exc):
+            raise TransitionRejected(task.task_id, "release") from exc
+        raise
+
+
+def requeue(task: Task) -> None:
+    """Running -> Pending for a task whose lease expired (reconciler); the dispatcher sends it again."""
+    _apply(
+        task,
+        _Change(
+            action="requeue",
+            to=Status.PENDING,
+            condition="lease_expires_at < :now",
+            condition_values={":now": int(clock.now())},
+            set_values={},
+            remove=_LEASE_FIELDS,
+        ),
+    )
+
+
+def cancel(task: Task, *, reason: str = "cancelled") -> None:
+    """Pending or Running -> Cancelled (an operator's decision); terminal tasks stay as they are."""
+    _apply(
+        task,
+        _Change(
+            action="cancel",
+            to=Status.CANCELLED,
+            condition="attribute_exists(task_id)",
+            set_values={"failure_reason": reason[:1000]},
+            remove=_LEASE_FIELDS,
+        ),
+    )

@@ -1,0 +1,48 @@
+"""Shared fixtures: moto-backed AWS resources and the environment Terraform would set."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+# Powertools reads these when the handlers' modules are imported, before any fixture runs.
+os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "outreach-test")
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "OutreachTest")
+os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "1")
+
+import pytest
+from moto import mock_aws
+
+from outreach import clients
+from tests.support.aws import REGION, Resources, create_resources
+from tests.support.lambda_context import FakeContext
+
+
+@pytest.fixture
+def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "outreach-test")
+    monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "OutreachTest")
+    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "1")
+
+
+@pytest.fixture
+def resources(aws_env: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Resources]:
+    with mock_aws():
+        clients.reset()
+        created = create_resources()
+        monkeypatch.setenv("TASKS_TABLE", created.table)
+        monkeypatch.setenv("SCRAPE_QUEUE_URL", created.queue_url)
+        monkeypatch.setenv("SCRAPE_DLQ_URL", created.dlq_url)
+        monkeypatch.setenv("RESULTS_BUCKET", created.bucket)
+        yield created
+        clients.reset()
+
+
+@pytest.fixture
+def lambda_context() -> FakeContext:
+    return FakeContext()

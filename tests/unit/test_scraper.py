@@ -1,0 +1,273 @@
+"""The scraper's per-message classification under at-least-once delivery."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+
+from outreach import clients, clock, scraper, task_store
+from outreach.task_model import Status, Task
+from tests.support.aws import REGION, Resources, receive_all
+from tests.support.events import sqs_event_from_queue
+from tests.support.lambda_context import FakeContext
+from tests.support.web import CountingServer, Response, counting_server
+
+HOME = """<html lang="de"><head><title>Muster GmbH</title>
+<meta name="description" content="Maschinenbau aus Ulm"></head>
+<body><a href="/kontakt">Kontakt</a><p>info@muster.example</p></body></html>"""
+CONTACT = (
+    "<html><body><a href='mailto:vertrieb@muster.example'>Vertrieb</a> Tel: +49 731 123456</body></html>"
+)
+
+
+@pytest.fixture
+def site(resources: Resources, monkeypatch: pytest.MonkeyPatch) -> Iterator[CountingServer]:
+    monkeypatch.setenv("SCRAPER_ALLOW_LOOPBACK", "1")
+    monkeypatch.setenv("SCRAPER_CONNECT_TIMEOUT_SECONDS", "2")
+    monkeypatch.setenv("SCRAPER_READ_TIMEOUT_SECONDS", "2")
+    with counting_server() as server:
+        server.html("/", HOME)
+        server.html("/kontakt", CONTACT)
+        yield server
+
+
+def _task_for(url: str, job_id: str = "job-1") -> Task:
+    created = task_store.create_scrape_job(job_id, [url])
+    task = task_store.get_task((created.created or created.existing)[0])
+    assert task is not None
+    return task
+
+
+def _enqueue(resources: Resources, body: str) -> None:
+    boto3.client("sqs", region_name=REGION).send_message(QueueUrl=resources.queue_url, MessageBody=body)
+
+
+def _deliver(resources: Resources, context: FakeContext, body: str) -> dict[str, Any]:
+    _enqueue(resources, body)
+    return dict(scraper.lambda_handler(sqs_event_from_queue(resources.queue_url), context))
+
+
+def _result_objects(resources: Resources) -> list[str]:
+    listing = boto3.client("s3", region_name=REGION).list_objects_v2(Bucket=resources.bucket)
+    return [obj["Key"] for obj in listing.get("Contents", [])]
+
+
+def test_a_pending_task_is_scraped_stored_in_s3_and_finished(
+    resources: Resources, site: CountingServer, lambda_context: FakeContext
+) -> None:
+    task = _task_for(site.base_url)
+    response = _deliver(resources, lambda_context, json.dumps({"task_id": task.task_id}))
+    done = task_store.get_task(task.task_id)
+    assert response == {"batchItemFailures": []}
+    assert done is not None and done.status is Status.FINISHED
+    assert done.result_key is not None and _result_objects(resources) == [done.result_key]
+    body = boto3.client("s3", region_name=REGION).get_object(Bucket=resources.bucket, Key=done.result_key)[
+        "Body"
+    ]
+    document = json.loads(body.read())
+    assert document["title"] == "Muster GmbH"
+    assert {"info@muster.example", "vertrieb@muster.example"} <= set(document["emails"])
+
+
+def test_duplicate_delivery_of_a_finished_task_does_no_fetch_and_no_write(
+    resources: Resources, site: CountingServer, lambda_context: FakeContext
+) -> None:
+    # GIVEN a task that was finished by its first delivery
+    task = _task_for(site.base_url)
+    _deliver(resources, lambda_context, json.dumps({"task_id": task.task_id}))
+    finished = task_store.get_task(task.task_id)
+    hits_before, objects_before = site.total_hits(), _result_objects(resources)
+    # WHEN the same task is delivered twice more
+    for _ in range(2):
+        response = _deliver(resources, lambda_context, json.dumps({"task_id": task.task_id}))
+        assert response == {"batchItemFailures": []}
+    # THEN no page was fetched, nothing was written, and the row is unchanged
+    assert site.total_hits() == hits_before
+    assert _result_objects(resources) == objects_before
+    assert task_store.get_task(task.task_id) == finished
+
+
+def test_job_counts_are_exact_after_duplicate_deliveries(
+    resources: Resources, site: CountingServer, lambda_context: FakeContext
+) -> None:
+    task = _task_for(site.base_url)
+    for _ in range(3):
+        _deliver(resources, lambda_context, json.dumps({"task_id": task.task_id}))
+    assert task_store.job_counts("job-1") == {
+        "Pending": 0,
+        "Running": 0,
+        "Finished": 1,
+        "Failed": 0,
+        "Cancelled": 0,
+    }
+
+
+def test_a_delivery_of_a_task_held_by_another_live_delivery_is_acknowledged_without_work(
+    resources: Resources, site: CountingServer, lambda_context: FakeContext
+) -> None:
+    # GIVEN another delivery has claimed the task and is still working on it
+    task = _task_for(site.base_url)
+    task_store.claim(task, message_id="other-delivery", receive_count=1, lease_seconds=600)
+    # WHEN a second message for the task arrives
+    response = _deliver(resources, lambda_context, json.dumps({"task_id": task.task_id}))
+    # THEN it is acknowledged and nothing is fetched; the holder keeps the task
+    assert response == {"batchItemFailures": []}
+    assert site.total_hits() == 0
+    held = task_store.get_task(task.task_id)
+    assert held is not None and held.lease is not None and held.lease.message_id == "other-delivery"
+
+
+def test_fatal_error_marks_the_task_failed_and_is_not_reported(
+    resources: Resources, site: CountingServer, lambda_context: FakeContext
+) -> None:
+    # GIVEN a site whose home page is gone
+    site.routes["/"] = lambda: Response(status=404, body=b"gone")
+    task = _task_for(site.base_url)
+    # WHEN it is delivered
+    response = _deliver(resources, lambda_context, json.dumps({"task_id": task.task_id}))
+    # THEN the task failed with the reason, no retry is asked for and the message is gone
+    failed = task_store.get_task(task.task_id)
+    assert response == {"batchItemFailures": []}
+    assert failed is not None and failed.status is Status.FAILED
+    assert failed.failure_reason is not None and "404" in failed.failure_reason
+    assert site.hits["/"] == 1
+    assert task_store.job_counts("job-1")["Failed"] == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ("this is not json", "body_not_json"),
+        ('{"job": "x"}', "missing_task_id"),
+        ('["task"]', "body_not_object"),
+        ('{"task_id": "scrape#nobody#0"}', "unknown_task"),
+    ],
+)
+def test_an_unreadable_message_goes_to_the_dlq_with_its_reason_and_is_not_reported(
+    resources: Resources, lambda_context: FakeContext, body: str, reason: str
+) -> None:
+    response = _deliver(resources, lambda_context, body)
+    parked = receive_all(resources.dlq_url)
+    assert response == {"batchItemFailures": []}
+    assert [m["Body"] for m in parked] == [body]
+    assert parked[0]["MessageAttributes"]["reason"]["StringValue"] == reason
+
+
+def test_an_email_task_on_the_scrape_queue_is_unreadable(
+    resources: Resources, lambda_context: FakeContext
+) -> None:
+    boto3.client("dynamodb", region_name=REGION).put_item(
+        TableName=resources.table,
+        Item={
+            "task_id": {"S": "email#1"},
+            "kind": {"S": "email"},
+            "job_id": {"S": "job-1"},
+            "status": {"S": "Pending"},
+            "attempts": {"N": "0"},
+            "created_at": {"S": "2026-01-01T00:00:00.000000Z"},
+            "updated_at": {"S": "2026-01-01T00:00:00.000000Z"},
+        },
+    )
+    response = _deliver(resources, lambda_context, json.dumps({"task_id": "email#1"}))
+    assert response == {"batchItemFailures": []}
+    assert (
+        receive_all(resources.dlq_url)[0]["MessageAttributes"]["reason"]["StringValue"] == "not_a_scrape_task"
+    )
+
+
+class _VisibilitySpy:
+    def __init__(self) -> None:
+        self.real = clients.sqs()
+        self.visibility: list[int] = []
+
+    def change_message_visibility(self, **kwargs: Any) -> Any:
+        self.visibility.append(kwargs["VisibilityTimeout"])
+        return self.real.change_message_visibility(**kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+
+def test_unknown_error_is_reported_the_claim_released_and_visibility_set_to_the_backoff(
+    resources: Resources, site: CountingServer, lambda_context: FakeContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a scrape that fails in a way nobody classified
+    def explode(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("parser crashed")
+
+    monkeypatch.setattr(scraper, "scrape_site", explode)
+    spy = _VisibilitySpy()
+    monkeypatch.setattr(clients, "sqs", lambda: spy)
+    task = _task_for(site.base_url)
+    # WHEN it is delivered
+    _enqueue(resources, json.dumps({"task_id": task.task_id}))
+    event = sqs_event_from_queue(resources.queue_url)
+    response = scraper.lambda_handler(event, lambda_context)
+    # THEN the message is reported, waits the first backoff step, and the claim can be retaken
+    assert response == {"batchItemFailures": [{"itemIdentifier": event["Records"][0]["messageId"]}]}
+    assert spy.visibility == [120]
+    held = task_store.get_task(task.task_id)
+    assert held is not None and held.status is Status.RUNNING and not held.lease_is_live(clock.now())
+
+
+def test_the_retry_backoff_grows_with_the_receive_count(
+    resources: Resources, site: CountingServer, lambda_context: FakeContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RETRY_BACKOFF_BASE_SECONDS", "60")
+    monkeypatch.setenv("RETRY_BACKOFF_MAX_SECONDS", "200")
+    site.routes["/"] = lambda: Response(status=503, body=b"busy")
+    spy = _VisibilitySpy()
+    monkeypatch.setattr(clients, "sqs", lambda: spy)
+    task = _task_for(site.base_url)
+    _enqueue(resources, json.dumps({"task_id": task.task_id}))
+    for receive_count in (1, 2, 3):
+        event = sqs_event_from_queue(resources.queue_url)
+        event["Records"][0]["attributes"]["ApproximateReceiveCount"] = str(receive_count)
+        spy.real.change_message_visibility(
+            QueueUrl=resources.queue_url,
+            ReceiptHandle=event["Records"][0]["receiptHandle"],
+            VisibilityTimeout=0,
+        )
+        assert scraper.lambda_handler(event, lambda_context)["batchItemFailures"]
+        spy.real.change_message_visibility(
+            QueueUrl=resources.queue_url,
+            ReceiptHandle=event["Records"][0]["receiptHandle"],
+            VisibilityTimeout=0,
+        )
+    assert spy.visibility[-3:] == [60, 120, 200]
+
+
+def test_a_persistently_failing_site_is_fetched_at_most_three_times_per_delivery_and_retried(
+    resources: Resources, site: CountingServer, lambda_context: FakeContext
+) -> None:
+    site.routes["/"] = lambda: Response(status=503, body=b"busy")
+    task = _task_for(site.base_url)
+    response = _deliver(resources, lambda_context, json.dumps({"task_id": task.task_id}))
+    assert len(response["batchItemFailures"]) == 1
+    assert site.hits["/"] == 3
+    still = task_store.get_task(task.task_id)
+    assert still is not None and still.status is Status.RUNNING
+
+
+def test_a_redelivery_after_a_retryable_failure_claims_again_and_finishes(
+    resources: Resources, site: CountingServer, lambda_context: FakeContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a site that fails three times (one delivery's attempts) and then answers
+    monkeypatch.setenv("RETRY_BACKOFF_BASE_SECONDS", "0")
+    outcomes = iter([Response(status=503), Response(status=503), Response(status=503)])
+    site.routes["/"] = lambda: next(outcomes, Response(body=HOME.encode()))
+    task = _task_for(site.base_url)
+    _enqueue(resources, json.dumps({"task_id": task.task_id}))
+    # WHEN the first delivery fails and SQS delivers the message again
+    first = scraper.lambda_handler(sqs_event_from_queue(resources.queue_url), lambda_context)
+    second = scraper.lambda_handler(sqs_event_from_queue(resources.queue_url), lambda_context)
+    # THEN the redelivery reclaims the task and finishes it, with one task counted once
+    assert len(first["batchItemFailures"]) == 1
+    assert second == {"batchItemFailures": []}
+    done = task_store.get_task(task.task_id)
+    assert done is not None and done.status is Status.FINISHED and done.attempts == 2
+    assert task_store.job_counts("job-1")["Finished"] == 1

@@ -1,0 +1,210 @@
+"""Rules of the task store: conditional transitions, exact job counts, idempotent job creation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from outreach import clock, task_store
+from outreach.task_ids import normalise_url, scrape_task_id
+from outreach.task_model import ALLOWED_TRANSITIONS, TERMINAL, Kind, Status, Task
+from tests.support.aws import Resources
+
+URLS = ["https://example.com", "http://shop.example.org/", "Example.NET"]
+
+
+@pytest.fixture
+def frozen_clock() -> Iterator[list[float]]:
+    moment = [1_800_000_000.0]
+    clock.set_time_source(lambda: moment[0])
+    yield moment
+    clock.set_time_source(None)
+
+
+def _only_task(job_id: str = "job-1") -> Task:
+    created = task_store.create_scrape_job(job_id, ["https://example.com"])
+    task = task_store.get_task(created.created[0])
+    assert task is not None
+    return task
+
+
+def test_creating_the_same_job_twice_creates_nothing_twice(resources: Resources) -> None:
+    # GIVEN a job created once
+    first = task_store.create_scrape_job("job-1", URLS)
+    # WHEN it is created again, with the same sites spelled differently
+    second = task_store.create_scrape_job(
+        "job-1", ["https://EXAMPLE.com/", "http://shop.example.org", "example.net"]
+    )
+    # THEN the second run creates nothing and the counts stay at one task per site
+    assert len(first.created) == 3
+    assert second.created == []
+    assert sorted(second.existing) == sorted(first.created)
+    assert task_store.job_counts("job-1")["Pending"] == 3
+
+
+def test_job_creation_writes_pending_scrape_tasks_with_all_fields(resources: Resources) -> None:
+    created = task_store.create_scrape_job("job-1", ["example.com"])
+    task = task_store.get_task(created.created[0])
+    assert task is not None
+    assert task.task_id == scrape_task_id("job-1", normalise_url("example.com"))
+    assert (task.kind, task.job_id, task.status, task.attempts) == ("scrape", "job-1", Status.PENDING, 0)
+    assert task.url == "https://example.com/"
+    assert task.created_at == task.updated_at
+
+
+def test_job_creation_rejects_invalid_urls_and_keeps_the_rest(resources: Resources) -> None:
+    created = task_store.create_scrape_job(
+        "job-1", ["ftp://example.com", "", "https://ok.example", "http://a b"]
+    )
+    assert len(created.created) == 1
+    assert [url for url, _ in created.rejected] == ["ftp://example.com", "", "http://a b"]
+
+
+def test_job_creation_rejects_an_invalid_job_id(resources: Resources) -> None:
+    with pytest.raises(ValueError, match="job id"):
+        task_store.create_scrape_job("bad job/id", URLS)
+
+
+def test_a_large_job_is_written_in_transactions_of_at_most_100_actions(resources: Resources) -> None:
+    urls = [f"https://site-{n}.example" for n in range(250)]
+    created = task_store.create_scrape_job("big", urls)
+    assert len(created.created) == 250
+    assert task_store.job_counts("big") == {
+        "Pending": 250,
+        "Running": 0,
+        "Finished": 0,
+        "Failed": 0,
+        "Cancelled": 0,
+    }
+
+
+def test_two_deliveries_of_one_pending_task_make_exactly_one_claim(resources: Resources) -> None:
+    task = _only_task()
+    first = task_store.claim(task, message_id="m-1", receive_count=1, lease_seconds=600)
+    with pytest.raises(task_store.TransitionRejected):
+        task_store.claim(task, message_id="m-2", receive_count=1, lease_seconds=600)
+    assert first.status is Status.RUNNING
+    assert first.attempts == 1
+    assert task_store.job_counts("job-1")["Running"] == 1
+
+
+def test_a_live_claim_cannot_be_taken_by_another_message(
+    resources: Resources, frozen_clock: list[float]
+) -> None:
+    task = task_store.claim(_only_task(), message_id="m-1", receive_count=1, lease_seconds=600)
+    frozen_clock[0] += 599
+    with pytest.raises(task_store.TransitionRejected):
+        task_store.claim(task, message_id="m-2", receive_count=1, lease_seconds=600)
+
+
+def test_an_expired_claim_can_be_taken_over_after_a_worker_crash(
+    resources: Resources, frozen_clock: list[float]
+) -> None:
+    # GIVEN a worker that claimed the task and died
+    crashed = task_store.claim(_only_task(), message_id="m-1", receive_count=1, lease_seconds=600)
+    # WHEN its lease has expired
+    frozen_clock[0] += 601
+    taken = task_store.claim(crashed, message_id="m-2", receive_count=1, lease_seconds=600)
+    # THEN another delivery holds it, Running is counted once and the crashed worker cannot finish
+    assert taken.lease is not None and taken.lease.message_id == "m-2"
+    assert taken.attempts == 2
+    assert task_store.job_counts("job-1")["Running"] == 1
+    with pytest.raises(task_store.TransitionRejected):
+        task_store.finish(crashed, result_key="k", summary={})
+
+
+def test_the_next_receive_of_the_same_message_reclaims_a_released_task(resources: Resources) -> None:
+    held = task_store.claim(_only_task(), message_id="m-1", receive_count=1, lease_seconds=600)
+    task_store.release(held)
+    again = task_store.claim(held, message_id="m-1", receive_count=2, lease_seconds=600)
+    assert again.status is Status.RUNNING and again.attempts == 2
+
+
+def test_the_same_message_redelivered_can_reclaim_even_if_release_failed(resources: Resources) -> None:
+    held = task_store.claim(_only_task(), message_id="m-1", receive_count=1, lease_seconds=600)
+    again = task_store.claim(held, message_id="m-1", receive_count=2, lease_seconds=600)
+    assert again.lease is not None and again.lease.receive_count == 2
+
+
+def test_only_the_claim_holder_can_finish(resources: Resources, frozen_clock: list[float]) -> None:
+    held = task_store.claim(_only_task(), message_id="m-1", receive_count=1, lease_seconds=600)
+    impostor = Task(**{**held.__dict__, "lease": None})
+    with pytest.raises(task_store.TransitionRejected):
+        task_store.finish(impostor, result_key="k", summary={})
+    task_store.finish(held, result_key="results/job-1/x.json", summary={"title": "Example"})
+    done = task_store.get_task(held.task_id)
+    assert done is not None and done.status is Status.FINISHED and done.result_key == "results/job-1/x.json"
+    assert done.lease is None
+
+
+@pytest.mark.parametrize("terminal", ["finish", "fail", "cancel"])
+def test_terminal_states_are_never_left_by_a_retry(resources: Resources, terminal: str) -> None:
+    # GIVEN a task that reached a terminal state
+    held = task_store.claim(_only_task(), message_id="m-1", receive_count=1, lease_seconds=0)
+    if terminal == "finish":
+        task_store.finish(held, result_key="k", summary={})
+    elif terminal == "fail":
+        task_store.fail(held, reason="dns_not_found")
+    else:
+        task_store.cancel(held)
+    stale = held
+    current = task_store.get_task(held.task_id)
+    assert current is not None and current.is_terminal
+    # WHEN any retry tries to move it, with the state it read before or after
+    for task in (stale, current):
+        for move in (
+            lambda t: task_store.claim(t, message_id="m-1", receive_count=9, lease_seconds=600),
+            lambda t: task_store.finish(t, result_key="k2", summary={}),
+            lambda t: task_store.fail(t, reason="late"),
+            task_store.requeue,
+            task_store.cancel,
+        ):
+            with pytest.raises(task_store.TransitionRejected):
+                move(task)
+    # THEN it stays where it is and the counts say so
+    after = task_store.get_task(held.task_id)
+    assert after is not None and after.status == current.status
+    counts = task_store.job_counts("job-1")
+    assert counts[current.status.value] == 1
+    assert sum(counts.values()) == 1
+
+
+def test_no_transition_leaves_a_terminal_status() -> None:
+    for status in TERMINAL:
+        assert ALLOWED_TRANSITIONS[status] == frozenset()
+
+
+def test_only_open_tasks_are_in_the_open_tasks_index(resources: Resources) -> None:
+    created = task_store.create_scrape_job("job-1", URLS)
+    held = task_store.claim(
+        task_store.get_task(created.created[0]) or _only_task(),
+        message_id="m",
+        receive_count=1,
+        lease_seconds=60,
+    )
+    task_store.finish(held, result_key="k", summary={})
+    later = clock.iso(clock.now() + 60)
+    pending = task_store.open_tasks(Kind.SCRAPE, Status.PENDING, later)
+    running = task_store.open_tasks(Kind.SCRAPE, Status.RUNNING, later)
+    assert sorted(t.task_id for t in pending) == sorted(created.created[1:])
+    assert running == []
+
+
+def test_a_reconciler_requeue_moves_an_expired_running_task_back_to_pending(
+    resources: Resources, frozen_clock: list[float]
+) -> None:
+    held = task_store.claim(_only_task(), message_id="m-1", receive_count=1, lease_seconds=60)
+    with pytest.raises(task_store.TransitionRejected):
+        task_store.requeue(held)
+    frozen_clock[0] += 61
+    task_store.requeue(held)
+    again = task_store.get_task(held.task_id)
+    assert again is not None and again.status is Status.PENDING and again.lease is None
+    assert task_store.job_counts("job-1") == {
+        "Pending": 1,
+        "Running": 0,
+        "Finished": 0,
+        "Failed": 0,
+        "Cancelled": 0,
+    }
