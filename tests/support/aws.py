@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import boto3
 
-REGION = "eu-central-1"
+REGION: Final = "eu-central-1"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,73 @@
+"""The result of scraping one site: the full document for S3 and the small summary for the task row."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+SUMMARY_TITLE_CHARS = 200
+SUMMARY_EMAILS = 10
+SUMMARY_PHONES = 5
+
+
+@dataclass(frozen=True)
+class PageRecord:
+    """One page the crawl tried. ``skipped`` names why an extra page contributed nothing."""
+
+    url: str
+    status: int
+    bytes: int
+    truncated: bool
+    skipped: str | None = None
+
+    def to_document(self) -> dict[str, Any]:
+        return {
+            "url": self.url,
+            "status": self.status,
+            "bytes": self.bytes,
+            "truncated": self.truncated,
+            "skipped": self.skipped,
+        }
+
+
+@dataclass(frozen=True)
+class SiteScrape:
+    final_url: str
+    title: str | None
+    description: str | None
+    language: str | None
+    emails: tuple[str, ...]
+    phones: tuple[str, ...]
+    social_links: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    text: str = ""
+    pages: tuple[PageRecord, ...] = ()
+
+    @property
+    def pages_used(self) -> int:
+        """Pages whose content went into the result (the home page and the extras not skipped)."""
+        return sum(1 for page in self.pages if page.skipped is None)
+
+    def to_document(self) -> dict[str, Any]:
+        """The full result as JSON-serialisable data (stored in S3)."""
+        return {
+            "final_url": self.final_url,
+            "title": self.title,
+            "description": self.description,
+            "language": self.language,
+            "emails": list(self.emails),
+            "phones": list(self.phones),
+            "social_links": {network: list(urls) for network, urls in self.social_links.items()},
+            "text": self.text,
+            "pages": [page.to_document() for page in self.pages],
+        }
+
+    def summary(self) -> dict[str, Any]:
+        """A few hundred bytes for the task row: strings, lists of strings and one int, no floats."""
+        return {
+            "title": (self.title or "")[:SUMMARY_TITLE_CHARS],
+            "language": self.language or "",
+            "emails": list(self.emails[:SUMMARY_EMAILS]),
+            "phones": list(self.phones[:SUMMARY_PHONES]),
+            "pages": self.pages_used,
+        }
