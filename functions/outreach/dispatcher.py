@@ -61,7 +61,7 @@ def _send_chunk(queue_url: str, chunk: list[_Dispatch]) -> str | None:
                     for entry_id, dispatch in entries.items()
                 ],
             )
-        except (ClientError, BotoCoreError):
+        except (ClientError, BotoCoreError):  # outcome: the chunk's first record is reported
             logger.exception(
                 "SendMessageBatch failed", extra={"first_sequence_number": chunk[0].sequence_number}
             )

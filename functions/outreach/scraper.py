@@ -82,7 +82,7 @@ def send_to_dlq(record: SQSRecord, reason: str) -> None:
 def _receive_count(record: SQSRecord) -> int:
     try:
         return max(1, int(record.attributes.approximate_receive_count))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError):  # outcome: a missing count is the first receive
         return 1
 
 

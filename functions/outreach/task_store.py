@@ -173,7 +173,7 @@ def create_scrape_job(job_id: str, urls: Iterable[str]) -> JobCreation:
     for raw in urls:
         try:
             url = normalise_url(raw)
-        except InvalidJobInput as exc:
+        except InvalidJobInput as exc:  # outcome: returned in JobCreation.rejected
             result.rejected.append((str(raw), str(exc)))
             continue
         wanted.setdefault(scrape_task_id(job_id, url), url)

@@ -42,7 +42,7 @@ def decode_html(body: bytes, declared_charset: str | None = None) -> str:
             return _decode(body, codec)
     try:
         return codecs.getincrementaldecoder("utf-8")().decode(body, final=False)
-    except UnicodeDecodeError:
+    except UnicodeDecodeError:  # outcome: not UTF-8, read as windows-1252
         return body.decode("cp1252", errors="replace")
 
 
@@ -65,7 +65,7 @@ def _codec_for(label: str | None) -> str | None:
         return "cp1252"
     try:
         name = codecs.lookup(label).name
-    except LookupError:
+    except LookupError:  # outcome: unknown charset label, caller falls back
         return None
     # A UTF-16 label on a document that was readable enough to find the label is really ASCII-based.
     return "utf-8" if name.startswith("utf-16") else name

@@ -73,7 +73,7 @@ class PinnedBackend(httpcore.NetworkBackend):
     ) -> httpcore.NetworkStream:
         try:
             requested = ipaddress.ip_address(host.strip("[]"))
-        except ValueError:
+        except ValueError:  # outcome: a host name, not an address; compared below and refused
             requested = None
         if requested != self._address:
             raise httpcore.ConnectError(

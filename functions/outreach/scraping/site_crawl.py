@@ -66,10 +66,10 @@ def scrape_site(
             break
         try:
             page = fetch(link.url)
-        except FatalScrapeError as exc:
+        except FatalScrapeError as exc:  # outcome: extra page skipped, recorded on its page record
             pages.append(PageRecord(link.url, _status_of(exc.reason), 0, False, skipped=exc.reason))
             continue
-        except RetryableScrapeError as exc:
+        except RetryableScrapeError as exc:  # outcome: extra page skipped, recorded on its page record
             reason = exc.reason if isinstance(exc, RetryableFetchError) else "temporary_error"
             pages.append(PageRecord(link.url, _status_of(reason), 0, False, skipped=reason))
             continue
@@ -96,8 +96,8 @@ def choose_extra_links(
     for link in candidates:
         try:
             key = page_key(parse_http_url(link.url))
-        except FatalScrapeError:
-            continue  # a malformed link on the page is not worth a fetch
+        except FatalScrapeError:  # outcome: a malformed link on the page is not worth a fetch
+            continue
         if key not in keys:
             keys.add(key)
             fresh.append(link)

@@ -48,7 +48,7 @@ def ip_literal(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | Non
     candidate = host.strip("[]").split("%", 1)[0]
     try:
         return ipaddress.ip_address(candidate)
-    except ValueError:
+    except ValueError:  # outcome: not an address literal
         return None
 
 
