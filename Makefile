@@ -41,10 +41,79 @@ pytest: $(VPY) ## Unit, policy and short end-to-end tests
 	$(VPY) -m pytest
 
 .PHONY: test
-test: lint pytest ## Everything CI runs
+test: lint lint-policies except-lint terraform-check checkov pytest ## Everything CI runs
 
 # --- terraform and packaging (modules/, terraform/, scripts/outreach_tools/packaging) ---
+TF_CLI := PYTHONPATH=scripts $(VPY) -m outreach_tools.terraform_cli
+
+.PHONY: package
+package: $(VPY) ## Build dist/<function>.zip (reproducible; prints size and sha256)
+	PYTHONPATH=scripts $(VPY) -m outreach_tools.packaging
+
+.PHONY: validate
+validate: $(VPY) ## terraform fmt -check and validate every module and environment root
+	$(TF_CLI) validate
+
+.PHONY: tf-test
+tf-test: $(VPY) ## terraform test (mocked provider, plan) in every module and root with tests/
+	$(TF_CLI) test
+
+.PHONY: terraform-check
+terraform-check: $(VPY) ## fmt -check, validate and terraform test everything (part of make test)
+	$(TF_CLI) check
+
+.PHONY: plan
+plan: package ## Plan ENV=dev|prod into terraform/environments/$(ENV)/tfplan
+	$(TF_CLI) plan --env $(ENV)
+
+.PHONY: apply
+apply: $(VPY) ## Apply the plan saved by make plan ENV=...
+	$(TF_CLI) apply --env $(ENV)
 
 # --- policy checks (policies/, checkov) ---
+# checkov pins its own boto3, so it gets its own virtual environment; the exact version keeps the
+# set of built-in checks (and so the result of `make checkov`) fixed until it is bumped on purpose.
+CHECKOV_VENV := .venv-checkov
+CHECKOV := $(CHECKOV_VENV)/bin/checkov
+CHECKOV_SPEC ?= checkov==3.3.30
+
+$(CHECKOV):
+	$(PYTHON) -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(CHECKOV_VENV)/bin/python -m pip install --quiet '$(CHECKOV_SPEC)'
+	touch $(CHECKOV)
+
+.PHONY: checkov-venv
+checkov-venv: $(CHECKOV) ## Create .venv-checkov (needed by make checkov and tests/policies)
+
+.PHONY: checkov
+checkov: $(VPY) $(CHECKOV) ## checkov built-in checks + policies/ over every environment root, offline
+	PYTHONPATH=scripts $(VPY) -m outreach_tools.checkov_run
+
+.PHONY: except-lint
+except-lint: $(VPY) ## Fail on an except in functions/ that swallows its error
+	PYTHONPATH=scripts $(VPY) -m outreach_tools.except_lint functions
+
+.PHONY: lint-policies
+lint-policies: $(VPY) $(CHECKOV) ## ruff, and mypy --strict against checkov's venv, over policies/
+	$(VENV)/bin/ruff check policies
+	$(VENV)/bin/ruff format --check policies
+	MYPYPATH=policies $(VENV)/bin/mypy --python-executable $(CHECKOV_VENV)/bin/python --strict \
+		--explicit-package-bases policies/*.py
+
+# tests/policies runs checkov from .venv-checkov: build it before the test run.
+pytest: $(CHECKOV)
 
 # --- embedded AWS (scripts/outreach_tools/localaws) ---
+SITES ?= 300
+LOCAL_AWS_PORT ?= 4566
+CLOCK_SCALE ?= 10
+
+.PHONY: local
+local: package ## The pipeline on loopback: embedded AWS, terraform apply, pollers, web farm, report
+	SITES=$(SITES) LOCAL_AWS_PORT=$(LOCAL_AWS_PORT) CLOCK_SCALE=$(CLOCK_SCALE) \
+		PYTHONPATH=functions:scripts $(VPY) -m outreach_tools.local_run
+
+.PHONY: semantics
+semantics: $(VPY) ## Delivery-semantics tests of the embedded AWS pollers
+	$(VPY) -m pytest tests/unit/localaws -q

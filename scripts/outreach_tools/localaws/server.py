@@ -9,10 +9,13 @@ table or stream, so records stay where they are until the project's pollers deli
 from __future__ import annotations
 
 import functools
+import logging
 import socket
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
+
+from outreach_tools.localaws.clock import VirtualClock, install_in_moto
 
 DEFAULT_PORT = 4566
 
@@ -45,6 +48,53 @@ def disable_lambda_push() -> None:
             model.__init__ = _without_push(model.__init__)  # type: ignore[method-assign]
 
 
+def _secure_transport_holds(condition: Any) -> bool:
+    """True when a statement's condition is only about ``aws:SecureTransport`` being false."""
+    if not isinstance(condition, dict) or set(condition) != {"Bool"}:
+        return False
+    keys = {k.lower(): str(v).lower() for k, v in condition["Bool"].items()}
+    return keys == {"aws:securetransport": "false"} or keys == {"aws:securetransport": "['false']"}
+
+
+def evaluate_bucket_policies_as_tls() -> None:
+    """Make moto evaluate bucket policies as for a request over TLS. Idempotent.
+
+    moto ignores policy conditions, so the usual "deny everything unless aws:SecureTransport" statement
+    denies every request. The emulator stands in for AWS's TLS endpoints: statements that only deny
+    insecure transport are left out of the evaluation; every other statement still applies.
+    """
+    from moto.s3.models import FakeBucket
+
+    if getattr(FakeBucket.get_permission, "__outreach_tls__", False):
+        return
+    original = FakeBucket.get_permission
+
+    def get_permission(self: Any, action: str, resource: str) -> Any:
+        if self.policy is None:
+            return original(self, action, resource)
+        import json
+
+        document = json.loads(self.policy.decode())
+        statements = document.get("Statement", [])
+        if isinstance(statements, dict):
+            statements = [statements]
+        kept = [
+            st
+            for st in statements
+            if not (st.get("Effect") == "Deny" and _secure_transport_holds(st.get("Condition")))
+        ]
+        if len(kept) == len(statements):
+            return original(self, action, resource)
+        from moto.iam.access_control import IAMPolicy, PermissionResult
+
+        if not kept:
+            return PermissionResult.NEUTRAL
+        return IAMPolicy(json.dumps({**document, "Statement": kept})).is_action_permitted(action, resource)
+
+    get_permission.__outreach_tls__ = True  # type: ignore[attr-defined]
+    FakeBucket.get_permission = get_permission  # type: ignore[method-assign]
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -52,11 +102,18 @@ def free_port() -> int:
 
 
 @contextmanager
-def embedded_aws(port: int | None = None) -> Iterator[str]:
-    """Run moto server on 127.0.0.1 for the duration of the block; yields its endpoint URL."""
+def embedded_aws(port: int | None = None, clock: VirtualClock | None = None) -> Iterator[str]:
+    """Run moto server on 127.0.0.1 for the duration of the block; yields its endpoint URL.
+
+    With ``clock`` every time moto keeps (visibility timeouts, timestamps) follows that virtual clock.
+    """
     from moto.server import ThreadedMotoServer
 
     disable_lambda_push()
+    evaluate_bucket_policies_as_tls()
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    if clock is not None:
+        install_in_moto(clock)
     chosen = port if port is not None else free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=chosen, verbose=False)
     server.start()
@@ -64,3 +121,5 @@ def embedded_aws(port: int | None = None) -> Iterator[str]:
         yield f"http://127.0.0.1:{chosen}"
     finally:
         server.stop()
+        if clock is not None:
+            install_in_moto(None)

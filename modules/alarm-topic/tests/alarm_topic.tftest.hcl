@@ -1,0 +1,92 @@
+mock_provider "aws" {
+  source          = "../../tests/terraform/mocks"
+  override_during = plan
+}
+
+variables {
+  name            = "outreach-test-alarms"
+  email_endpoints = ["oncall@example.com"]
+}
+
+run "topic_is_encrypted_with_its_own_rotating_key" {
+  command = plan
+
+  assert {
+    condition     = aws_sns_topic.this.kms_master_key_id == aws_kms_key.this.arn
+    error_message = "The topic is encrypted with the module's key, not the AWS managed key."
+  }
+
+  assert {
+    condition     = aws_kms_key.this.enable_key_rotation
+    error_message = "Key rotation must be on."
+  }
+}
+
+run "cloudwatch_may_publish_and_encrypt" {
+  command = plan
+
+  assert {
+    condition = anytrue([
+      for s in jsondecode(aws_kms_key.this.policy).Statement :
+      s.Principal == { Service = "cloudwatch.amazonaws.com" } && toset(s.Action) == toset(["kms:Decrypt", "kms:GenerateDataKey"])
+    ])
+    error_message = "CloudWatch needs kms:Decrypt and kms:GenerateDataKey to publish to the encrypted topic."
+  }
+
+  assert {
+    condition = (
+      jsondecode(aws_sns_topic_policy.this.policy).Statement[0].Principal == { Service = "cloudwatch.amazonaws.com" } &&
+      jsondecode(aws_sns_topic_policy.this.policy).Statement[0].Action == "sns:Publish" &&
+      jsondecode(aws_sns_topic_policy.this.policy).Statement[0].Condition.StringEquals["aws:SourceAccount"] == "111122223333"
+    )
+    error_message = "CloudWatch alarms of this account may publish to the topic."
+  }
+}
+
+run "key_policy_names_every_action" {
+  command = plan
+
+  assert {
+    condition = alltrue(flatten([
+      for s in jsondecode(aws_kms_key.this.policy).Statement : [for a in s.Action : !strcontains(a, "*")]
+    ]))
+    error_message = "The key policy must not use wildcard actions."
+  }
+
+  assert {
+    condition = anytrue([
+      for s in jsondecode(aws_kms_key.this.policy).Statement :
+      s.Principal == { AWS = "arn:aws:iam::111122223333:root" } && contains(s.Action, "kms:PutKeyPolicy")
+    ])
+    error_message = "The account keeps PutKeyPolicy, so the key policy can always be repaired."
+  }
+}
+
+run "subscribes_the_given_addresses" {
+  command = plan
+
+  assert {
+    condition     = aws_sns_topic_subscription.email["oncall@example.com"].protocol == "email"
+    error_message = "Each address gets an email subscription."
+  }
+}
+
+run "rejects_a_malformed_address" {
+  command = plan
+
+  variables {
+    email_endpoints = ["not-an-address"]
+  }
+
+  expect_failures = [var.email_endpoints]
+}
+
+run "rejects_a_deletion_window_below_7_days" {
+  command = plan
+
+  variables {
+    key_deletion_window_days = 6
+  }
+
+  expect_failures = [var.key_deletion_window_days]
+}

@@ -1,0 +1,9 @@
+output "name" {
+  description = "Dashboard name."
+  value       = aws_cloudwatch_dashboard.this.dashboard_name
+}
+
+output "arn" {
+  description = "Dashboard ARN."
+  value       = aws_cloudwatch_dashboard.this.dashboard_arn
+}

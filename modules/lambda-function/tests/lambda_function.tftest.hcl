@@ -1,0 +1,318 @@
+mock_provider "aws" {
+  source          = "../../tests/terraform/mocks"
+  override_during = plan
+}
+
+override_resource {
+  target          = aws_cloudwatch_log_group.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:logs:eu-central-1:111122223333:log-group:/aws/lambda/outreach-test-worker"
+  }
+}
+
+variables {
+  name            = "outreach-test-worker"
+  handler         = "outreach.scraper.lambda_handler"
+  package_path    = "../../tests/terraform/fixtures/packages/scraper.zip"
+  timeout_seconds = 60
+  powertools = {
+    service_name      = "worker"
+    metrics_namespace = "OutreachPipeline/test"
+  }
+  environment = { TASKS_TABLE = "outreach-test-tasks" }
+  policy_statements = [
+    {
+      sid       = "ReadTasks"
+      actions   = ["dynamodb:GetItem"]
+      resources = ["arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks"]
+    },
+  ]
+  alarm_actions = ["arn:aws:sns:eu-central-1:111122223333:outreach-test-alarms"]
+}
+
+run "function_runs_python312_with_active_tracing_from_the_package" {
+  command = plan
+
+  assert {
+    condition     = aws_lambda_function.this.runtime == "python3.12" && aws_lambda_function.this.architectures == tolist(["x86_64"])
+    error_message = "Packages are built for CPython 3.12 on x86_64."
+  }
+
+  assert {
+    condition     = one(aws_lambda_function.this.tracing_config).mode == "Active"
+    error_message = "X-Ray tracing must be Active."
+  }
+
+  assert {
+    condition     = aws_lambda_function.this.source_code_hash == filebase64sha256(var.package_path)
+    error_message = "The code hash must follow the package file."
+  }
+
+  assert {
+    condition     = aws_lambda_function.this.reserved_concurrent_executions == -1
+    error_message = "Without reserved_concurrency the function stays in the unreserved pool."
+  }
+}
+
+run "environment_carries_powertools_settings_and_caller_variables" {
+  command = plan
+
+  assert {
+    condition = one(aws_lambda_function.this.environment).variables == tomap({
+      TASKS_TABLE                  = "outreach-test-tasks"
+      POWERTOOLS_SERVICE_NAME      = "worker"
+      POWERTOOLS_LOG_LEVEL         = "INFO"
+      POWERTOOLS_METRICS_NAMESPACE = "OutreachPipeline/test"
+    })
+    error_message = "The environment must hold the caller's variables and the Powertools settings."
+  }
+}
+
+run "log_group_has_bounded_retention" {
+  command = plan
+
+  assert {
+    condition     = aws_cloudwatch_log_group.this.name == "/aws/lambda/outreach-test-worker" && aws_cloudwatch_log_group.this.retention_in_days == 30
+    error_message = "The function's log group must exist with a retention."
+  }
+}
+
+run "errors_and_throttles_alarms_notify_the_topic" {
+  command = plan
+
+  assert {
+    condition = (
+      aws_cloudwatch_metric_alarm.errors.metric_name == "Errors" &&
+      aws_cloudwatch_metric_alarm.errors.dimensions.FunctionName == "outreach-test-worker" &&
+      aws_cloudwatch_metric_alarm.errors.threshold == 1 &&
+      aws_cloudwatch_metric_alarm.errors.alarm_actions == toset(var.alarm_actions)
+    )
+    error_message = "An Errors alarm on the function must notify the alarm topic."
+  }
+
+  assert {
+    condition = (
+      aws_cloudwatch_metric_alarm.throttles.metric_name == "Throttles" &&
+      aws_cloudwatch_metric_alarm.throttles.dimensions.FunctionName == "outreach-test-worker" &&
+      aws_cloudwatch_metric_alarm.throttles.alarm_actions == toset(var.alarm_actions)
+    )
+    error_message = "A Throttles alarm on the function must notify the alarm topic."
+  }
+}
+
+run "policy_names_exact_actions_and_resources" {
+  command = plan
+
+  assert {
+    condition = alltrue(flatten([
+      for s in jsondecode(aws_iam_role_policy.this.policy).Statement : [for a in s.Action : !strcontains(a, "*")]
+    ]))
+    error_message = "No statement may use a wildcard action."
+  }
+
+  assert {
+    condition = alltrue([
+      for s in jsondecode(aws_iam_role_policy.this.policy).Statement :
+      s.Sid == "WriteTraces" || !contains(s.Resource, "*")
+    ])
+    error_message = "Only the X-Ray statement may use the \"*\" resource (X-Ray has no resource-level permissions)."
+  }
+
+  assert {
+    condition = {
+      for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s.Sid => [s.Action, s.Resource]
+      } == {
+      ReadTasks    = [["dynamodb:GetItem"], ["arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks"]]
+      WriteOwnLogs = [["logs:CreateLogStream", "logs:PutLogEvents"], ["arn:aws:logs:eu-central-1:111122223333:log-group:/aws/lambda/outreach-test-worker:*"]]
+      WriteTraces  = [["xray:PutTraceSegments", "xray:PutTelemetryRecords"], ["*"]]
+    }
+    error_message = "The policy must hold the caller's statements, the function's own log group and X-Ray, nothing else."
+  }
+}
+
+run "synchronous_function_has_no_event_invoke_config" {
+  command = plan
+
+  assert {
+    condition     = length(aws_lambda_function_event_invoke_config.this) == 0
+    error_message = "Without async_invocation no event invoke config is created."
+  }
+}
+
+run "async_function_gets_finite_retries_age_and_failure_destination" {
+  command = plan
+
+  variables {
+    reserved_concurrency = 5
+    async_invocation = {
+      maximum_retry_attempts       = 2
+      maximum_event_age_in_seconds = 3600
+      on_failure_destination_arn   = "arn:aws:sqs:eu-central-1:111122223333:outreach-test-async-dlq"
+    }
+  }
+
+  assert {
+    condition = (
+      aws_lambda_function_event_invoke_config.this[0].maximum_retry_attempts == 2 &&
+      aws_lambda_function_event_invoke_config.this[0].maximum_event_age_in_seconds == 3600 &&
+      one(one(aws_lambda_function_event_invoke_config.this[0].destination_config).on_failure).destination == "arn:aws:sqs:eu-central-1:111122223333:outreach-test-async-dlq"
+    )
+    error_message = "The event invoke config must carry the retries, the maximum age and the on-failure destination."
+  }
+
+  assert {
+    condition = anytrue([
+      for s in jsondecode(aws_iam_role_policy.this.policy).Statement :
+      s.Action == ["sqs:SendMessage"] && s.Resource == ["arn:aws:sqs:eu-central-1:111122223333:outreach-test-async-dlq"]
+    ])
+    error_message = "The role must be allowed to send to the on-failure destination, and only to it."
+  }
+
+  assert {
+    condition     = aws_lambda_function.this.reserved_concurrent_executions == 5
+    error_message = "reserved_concurrency must reach the function."
+  }
+}
+
+run "rejects_a_wildcard_action" {
+  command = plan
+
+  variables {
+    policy_statements = [{ sid = "Everything", actions = ["sqs:*"], resources = ["arn:aws:sqs:eu-central-1:111122223333:q"] }]
+  }
+
+  expect_failures = [var.policy_statements]
+}
+
+run "rejects_the_star_action" {
+  command = plan
+
+  variables {
+    policy_statements = [{ sid = "Everything", actions = ["*"], resources = ["arn:aws:sqs:eu-central-1:111122223333:q"] }]
+  }
+
+  expect_failures = [var.policy_statements]
+}
+
+run "rejects_a_star_resource" {
+  command = plan
+
+  variables {
+    policy_statements = [{ sid = "AnyQueue", actions = ["sqs:SendMessage"], resources = ["*"] }]
+  }
+
+  expect_failures = [var.policy_statements]
+}
+
+run "rejects_more_than_two_async_retries" {
+  command = plan
+
+  variables {
+    async_invocation = {
+      maximum_retry_attempts       = 3
+      maximum_event_age_in_seconds = 3600
+      on_failure_destination_arn   = "arn:aws:sqs:eu-central-1:111122223333:q"
+    }
+  }
+
+  expect_failures = [var.async_invocation]
+}
+
+run "rejects_an_event_age_outside_60_to_21600" {
+  command = plan
+
+  variables {
+    async_invocation = {
+      maximum_retry_attempts       = 2
+      maximum_event_age_in_seconds = 21601
+      on_failure_destination_arn   = "arn:aws:sqs:eu-central-1:111122223333:q"
+    }
+  }
+
+  expect_failures = [var.async_invocation]
+}
+
+run "rejects_a_destination_that_is_not_a_supported_arn" {
+  command = plan
+
+  variables {
+    async_invocation = {
+      maximum_retry_attempts       = 2
+      maximum_event_age_in_seconds = 3600
+      on_failure_destination_arn   = "arn:aws:dynamodb:eu-central-1:111122223333:table/t"
+    }
+  }
+
+  expect_failures = [var.async_invocation]
+}
+
+run "rejects_a_missing_package" {
+  command = plan
+
+  variables {
+    package_path = "../../dist/does-not-exist.zip"
+  }
+
+  expect_failures = [var.package_path]
+}
+
+run "rejects_a_timeout_above_900_seconds" {
+  command = plan
+
+  variables {
+    timeout_seconds = 901
+  }
+
+  expect_failures = [var.timeout_seconds]
+}
+
+run "rejects_memory_below_128_mb" {
+  command = plan
+
+  variables {
+    memory_mb = 64
+  }
+
+  expect_failures = [var.memory_mb]
+}
+
+run "rejects_a_retention_cloudwatch_does_not_offer" {
+  command = plan
+
+  variables {
+    log_retention_days = 2
+  }
+
+  expect_failures = [var.log_retention_days]
+}
+
+run "rejects_reserved_aws_environment_keys" {
+  command = plan
+
+  variables {
+    environment = { AWS_REGION = "eu-central-1" }
+  }
+
+  expect_failures = [var.environment]
+}
+
+run "rejects_an_unknown_log_level" {
+  command = plan
+
+  variables {
+    powertools = { service_name = "worker", metrics_namespace = "ns", log_level = "TRACE" }
+  }
+
+  expect_failures = [var.powertools]
+}
+
+run "rejects_negative_reserved_concurrency" {
+  command = plan
+
+  variables {
+    reserved_concurrency = -1
+  }
+
+  expect_failures = [var.reserved_concurrency]
+}

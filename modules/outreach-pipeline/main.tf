@@ -1,0 +1,91 @@
+# The whole pipeline of one environment. Each environment root under terraform/environments calls
+# this module once with its own settings, so every environment runs the same wiring:
+#
+#   tasks table --stream--> stream-dispatch (lambda | pipe) --> scrape queue --> scraper
+#                                                                  `--> DLQ (alarm)
+#
+# Later stages attach here the same way: an email-scheduling module (email worker and its
+# EventBridge Scheduler schedules) and a reconcilers module (EventBridge rules every 5 and 30
+# minutes). Both invoke Lambda asynchronously, so their functions pass `async_invocation` to
+# modules/lambda-function for finite retries and an on-failure destination.
+
+data "aws_caller_identity" "current" {}
+data "aws_region" "current" {}
+
+locals {
+  name_prefix       = "outreach-${var.environment}"
+  metrics_namespace = "OutreachPipeline/${var.environment}"
+  alarm_actions     = [var.alarm_topic_arn]
+
+  # Bucket names are global: the account and region make them unique without committing either.
+  bucket_suffix = "${data.aws_caller_identity.current.account_id}-${data.aws_region.current.name}"
+}
+
+module "tasks_table" {
+  source = "../tasks-table"
+
+  name                = "${local.name_prefix}-tasks"
+  deletion_protection = var.deletion_protection
+}
+
+module "scrape_pipeline" {
+  source = "../scrape-pipeline"
+
+  name_prefix                  = local.name_prefix
+  tasks_table                  = { name = module.tasks_table.name, arn = module.tasks_table.arn }
+  package_path                 = var.packages.scraper
+  results_bucket_name          = "${local.name_prefix}-results-${local.bucket_suffix}"
+  results_expiration_days      = var.results_expiration_days
+  force_destroy_buckets        = var.force_destroy_buckets
+  queue                        = var.scrape_queue
+  restrict_dlq_sources         = var.restrict_dlq_sources
+  scraper                      = var.scraper
+  mapping                      = var.scrape_mapping
+  powertools_metrics_namespace = local.metrics_namespace
+  log_retention_days           = var.log_retention_days
+  alarm_actions                = local.alarm_actions
+}
+
+module "stream_dispatch" {
+  source = "../stream-dispatch"
+
+  name_prefix   = local.name_prefix
+  dispatch_mode = var.dispatch_mode
+  tasks_table = {
+    name       = module.tasks_table.name
+    arn        = module.tasks_table.arn
+    stream_arn = module.tasks_table.stream_arn
+  }
+  scrape_queue                   = { url = module.scrape_pipeline.queue_url, arn = module.scrape_pipeline.queue_arn }
+  package_path                   = var.packages.dispatcher
+  stream                         = var.stream
+  dispatcher                     = var.dispatcher
+  failure_bucket_name            = "${local.name_prefix}-failures-${local.bucket_suffix}"
+  failure_record_expiration_days = var.failure_record_expiration_days
+  force_destroy_buckets          = var.force_destroy_buckets
+  powertools_metrics_namespace   = local.metrics_namespace
+  log_retention_days             = var.log_retention_days
+  alarm_actions                  = local.alarm_actions
+}
+
+module "dashboard" {
+  source = "../dashboard"
+
+  name              = local.name_prefix
+  region            = data.aws_region.current.name
+  scrape_queue_name = module.scrape_pipeline.queue_name
+  dlq_names = compact([
+    module.scrape_pipeline.dlq_name,
+    module.stream_dispatch.pipe_dlq_name,
+  ])
+  function_names = compact([
+    module.stream_dispatch.dispatcher_function_name,
+    module.scrape_pipeline.scraper_function_name,
+  ])
+  scraper = {
+    function_name       = module.scrape_pipeline.scraper_function_name
+    maximum_concurrency = var.scrape_mapping.maximum_concurrency
+  }
+  dispatcher_function_name = module.stream_dispatch.dispatcher_function_name
+  pipe_name                = module.stream_dispatch.pipe_name
+}

@@ -1,0 +1,84 @@
+output "tasks_table_name" {
+  description = "Tasks table (TASKS_TABLE)."
+  value       = module.tasks_table.name
+}
+
+output "tasks_table_arn" {
+  description = "Tasks table ARN."
+  value       = module.tasks_table.arn
+}
+
+output "tasks_stream_arn" {
+  description = "Tasks table stream ARN."
+  value       = module.tasks_table.stream_arn
+}
+
+output "open_tasks_index_name" {
+  description = "Sparse index of Pending and Running tasks."
+  value       = module.tasks_table.open_tasks_index_name
+}
+
+output "scrape_queue_url" {
+  description = "Scrape queue URL."
+  value       = module.scrape_pipeline.queue_url
+}
+
+output "scrape_dlq_url" {
+  description = "Scrape DLQ URL."
+  value       = module.scrape_pipeline.dlq_url
+}
+
+output "results_bucket" {
+  description = "Bucket of scrape results."
+  value       = module.scrape_pipeline.results_bucket_name
+}
+
+output "scraper_function_name" {
+  description = "Scraper function name."
+  value       = module.scrape_pipeline.scraper_function_name
+}
+
+output "dispatch_mode" {
+  description = "Dispatch mode deployed (lambda or pipe)."
+  value       = module.stream_dispatch.dispatch_mode
+}
+
+output "dispatcher_function_name" {
+  description = "Dispatcher function name (null in pipe mode)."
+  value       = module.stream_dispatch.dispatcher_function_name
+}
+
+output "dispatch_failure_bucket" {
+  description = "Bucket of stream batches the dispatcher gave up on (null in pipe mode)."
+  value       = module.stream_dispatch.failure_bucket_name
+}
+
+output "dispatch_pipe_name" {
+  description = "Dispatch pipe name (null in lambda mode)."
+  value       = module.stream_dispatch.pipe_name
+}
+
+output "dispatch_pipe_dlq_url" {
+  description = "Dispatch pipe DLQ URL (null in lambda mode)."
+  value       = module.stream_dispatch.pipe_dlq_url
+}
+
+output "dashboard_name" {
+  description = "CloudWatch dashboard of the environment."
+  value       = module.dashboard.name
+}
+
+output "alarm_arns" {
+  description = "Every alarm of the environment."
+  value       = concat(module.scrape_pipeline.alarm_arns, module.stream_dispatch.alarm_arns)
+}
+
+output "scraper_settings" {
+  description = "The scraper's deployed settings (handler, runtime, timeout, memory, reserved concurrency, tracing, environment)."
+  value       = module.scrape_pipeline.scraper_settings
+}
+
+output "dispatcher_settings" {
+  description = "The dispatcher's deployed settings (null in pipe mode)."
+  value       = module.stream_dispatch.dispatcher_settings
+}

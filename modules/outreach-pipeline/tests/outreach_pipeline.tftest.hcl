@@ -1,0 +1,142 @@
+mock_provider "aws" {
+  source          = "../../tests/terraform/mocks"
+  override_during = plan
+}
+
+override_resource {
+  target          = module.scrape_pipeline.aws_sqs_queue.queue
+  override_during = plan
+  values = {
+    arn = "arn:aws:sqs:eu-central-1:111122223333:outreach-test-scrape"
+    url = "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-test-scrape"
+  }
+}
+
+override_resource {
+  target          = module.tasks_table.aws_dynamodb_table.this
+  override_during = plan
+  values = {
+    arn        = "arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks"
+    stream_arn = "arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks/stream/2026-01-01T00:00:00.000"
+  }
+}
+
+variables {
+  environment = "test"
+  packages = {
+    scraper    = "../../tests/terraform/fixtures/packages/scraper.zip"
+    dispatcher = "../../tests/terraform/fixtures/packages/dispatcher.zip"
+  }
+  alarm_topic_arn = "arn:aws:sns:eu-central-1:111122223333:outreach-test-alarms"
+}
+
+run "names_every_resource_after_the_environment" {
+  command = plan
+
+  assert {
+    condition = (
+      output.tasks_table_name == "outreach-test-tasks" &&
+      output.scraper_function_name == "outreach-test-scraper" &&
+      output.dispatcher_function_name == "outreach-test-dispatcher" &&
+      output.dashboard_name == "outreach-test"
+    )
+    error_message = "Resources are named outreach-<environment>-<part>."
+  }
+
+  assert {
+    condition = (
+      output.results_bucket == "outreach-test-results-111122223333-eu-central-1" &&
+      output.dispatch_failure_bucket == "outreach-test-failures-111122223333-eu-central-1"
+    )
+    error_message = "Bucket names carry the account and region so they are globally unique."
+  }
+}
+
+run "dispatcher_reads_the_table_stream_and_feeds_the_scrape_queue" {
+  command = plan
+
+  assert {
+    condition     = module.stream_dispatch.dispatcher_settings.environment.SCRAPE_QUEUE_URL == "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-test-scrape"
+    error_message = "The dispatcher sends to the scrape queue."
+  }
+
+  assert {
+    condition = anytrue([
+      for s in jsondecode(module.stream_dispatch.dispatcher_policy_json).Statement :
+      s.Sid == "ReadTaskStream" && s.Resource == ["arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks/stream/2026-01-01T00:00:00.000"]
+    ])
+    error_message = "The dispatcher reads the tasks table's stream."
+  }
+}
+
+run "every_function_knows_the_tasks_table" {
+  command = plan
+
+  assert {
+    condition = (
+      module.scrape_pipeline.scraper_settings.environment.TASKS_TABLE == "outreach-test-tasks" &&
+      module.stream_dispatch.dispatcher_settings.environment.TASKS_TABLE == "outreach-test-tasks"
+    )
+    error_message = "TASKS_TABLE must name the environment's table in every function."
+  }
+
+  assert {
+    condition = (
+      module.scrape_pipeline.scraper_settings.environment.POWERTOOLS_METRICS_NAMESPACE == "OutreachPipeline/test" &&
+      module.stream_dispatch.dispatcher_settings.environment.POWERTOOLS_METRICS_NAMESPACE == "OutreachPipeline/test"
+    )
+    error_message = "Metrics of an environment share one namespace."
+  }
+}
+
+run "defaults_are_the_production_settings" {
+  command = plan
+
+  assert {
+    condition = (
+      module.scrape_pipeline.scraper_settings.timeout == 420 &&
+      module.scrape_pipeline.scraper_settings.memory_size == 1536 &&
+      module.scrape_pipeline.scraper_settings.reserved_concurrent_executions == 140
+    )
+    error_message = "The scraper defaults to 420 s, 1536 MB and 140 reserved concurrency."
+  }
+
+  assert {
+    condition     = output.dispatch_mode == "lambda" && output.dispatch_pipe_name == null
+    error_message = "Lambda dispatch is the default."
+  }
+}
+
+run "pipe_mode_needs_no_dispatcher_package" {
+  command = plan
+
+  variables {
+    dispatch_mode = "pipe"
+    packages      = { scraper = "../../tests/terraform/fixtures/packages/scraper.zip" }
+  }
+
+  assert {
+    condition     = output.dispatch_pipe_name == "outreach-test-dispatch" && output.dispatcher_function_name == null
+    error_message = "Pipe mode deploys the pipe and no dispatcher."
+  }
+}
+
+run "rejects_an_environment_name_that_would_overflow_bucket_names" {
+  command = plan
+
+  variables {
+    environment = "production-eu-1"
+  }
+
+  expect_failures = [var.environment]
+}
+
+run "rejects_an_alarm_target_that_is_not_an_sns_topic" {
+  command = plan
+
+  variables {
+    alarm_topic_arn = "arn:aws:sqs:eu-central-1:111122223333:alarms"
+  }
+
+  expect_failures = [var.alarm_topic_arn]
+}

@@ -1,0 +1,128 @@
+variable "environment" {
+  description = "Environment name (dev, prod, local, ...); part of every resource name."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]{1,11}$", var.environment))
+    error_message = "environment must be 2-12 characters of a-z, 0-9 and '-', starting with a letter (bucket names must stay under 63 characters)."
+  }
+}
+
+variable "packages" {
+  description = "Deployment zips from `make package`, one per function; the dispatcher's is required in lambda dispatch mode."
+  type = object({
+    scraper    = string
+    dispatcher = optional(string)
+  })
+}
+
+variable "dispatch_mode" {
+  description = "\"lambda\" (dispatcher function on a stream event source mapping) or \"pipe\" (EventBridge Pipe from the stream to the queue)."
+  type        = string
+  default     = "lambda"
+}
+
+variable "alarm_topic_arn" {
+  description = "SNS topic every alarm notifies (on ALARM and on OK)."
+  type        = string
+
+  validation {
+    condition     = can(regex("^arn:[a-z-]+:sns:", var.alarm_topic_arn))
+    error_message = "alarm_topic_arn must be an SNS topic ARN."
+  }
+}
+
+variable "scrape_queue" {
+  description = "Scrape queue settings; see modules/scrape-pipeline (defaults: visibility 5400 s, retention 4 days, DLQ after 3 receives, DLQ retention 14 days)."
+  type = object({
+    visibility_timeout_seconds    = optional(number, 5400)
+    message_retention_seconds     = optional(number, 345600)
+    max_receive_count             = optional(number, 3)
+    dlq_message_retention_seconds = optional(number, 1209600)
+  })
+  default = {}
+}
+
+variable "restrict_dlq_sources" {
+  description = "Let the scrape DLQ accept messages only from the scrape queue (off only where the emulator cannot store it; see modules/scrape-pipeline)."
+  type        = bool
+  default     = true
+}
+
+variable "scraper" {
+  description = "Scraper function settings; see modules/scrape-pipeline (defaults: 420 s, 1536 MB, reserved concurrency 140)."
+  type = object({
+    timeout_seconds            = optional(number, 420)
+    memory_mb                  = optional(number, 1536)
+    reserved_concurrency       = optional(number, 140)
+    log_level                  = optional(string, "INFO")
+    retry_backoff_base_seconds = optional(number, 120)
+    retry_backoff_max_seconds  = optional(number, 900)
+    environment                = optional(map(string), {})
+  })
+  default = {}
+}
+
+variable "scrape_mapping" {
+  description = "Queue-to-scraper mapping settings; see modules/scrape-pipeline (defaults: batch 1, no batching window, maximum concurrency 140)."
+  type = object({
+    batch_size                         = optional(number, 1)
+    maximum_batching_window_in_seconds = optional(number, 0)
+    maximum_concurrency                = optional(number, 140)
+  })
+  default = {}
+}
+
+variable "stream" {
+  description = "How the tasks stream is read in either dispatch mode; see modules/stream-dispatch (defaults: TRIM_HORIZON, batch 10, parallelization 1, 3 retries, record age 3600 s)."
+  type = object({
+    starting_position                  = optional(string, "TRIM_HORIZON")
+    batch_size                         = optional(number, 10)
+    maximum_batching_window_in_seconds = optional(number, 0)
+    parallelization_factor             = optional(number, 1)
+    maximum_retry_attempts             = optional(number, 3)
+    maximum_record_age_in_seconds      = optional(number, 3600)
+  })
+  default = {}
+}
+
+variable "dispatcher" {
+  description = "Dispatcher function settings (lambda dispatch mode)."
+  type = object({
+    timeout_seconds      = optional(number, 60)
+    memory_mb            = optional(number, 256)
+    reserved_concurrency = optional(number)
+    log_level            = optional(string, "INFO")
+  })
+  default = {}
+}
+
+variable "log_retention_days" {
+  description = "Days CloudWatch keeps every function's logs."
+  type        = number
+  default     = 30
+}
+
+variable "results_expiration_days" {
+  description = "Days after which scrape results expire; null keeps them."
+  type        = number
+  default     = null
+}
+
+variable "failure_record_expiration_days" {
+  description = "Days the stream mapping's failure records are kept."
+  type        = number
+  default     = 14
+}
+
+variable "deletion_protection" {
+  description = "Protect the tasks table from deletion."
+  type        = bool
+  default     = true
+}
+
+variable "force_destroy_buckets" {
+  description = "Let `terraform destroy` delete buckets that still hold objects (local and throwaway environments only)."
+  type        = bool
+  default     = false
+}

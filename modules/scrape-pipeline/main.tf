@@ -1,0 +1,139 @@
+# The scrape stage: one SQS message per task, one scraper invocation per message (batch 1), a
+# bounded pool of scrapers (maximum concurrency = reserved concurrency), partial batch responses so
+# a retryable failure returns only its own message, and a DLQ after max_receive_count receives with
+# an alarm on its first message. Results land in a private bucket.
+
+data "aws_caller_identity" "current" {}
+data "aws_partition" "current" {}
+data "aws_region" "current" {}
+
+locals {
+  queue_name    = "${var.name_prefix}-scrape"
+  dlq_name      = "${var.name_prefix}-scrape-dlq"
+  function_name = "${var.name_prefix}-scraper"
+
+  # The DLQ only accepts messages redriven from the scrape queue. Its ARN is spelled out here
+  # because the queue's redrive policy already refers to the DLQ.
+  queue_arn = join(":", [
+    "arn", data.aws_partition.current.partition, "sqs", data.aws_region.current.name,
+    data.aws_caller_identity.current.account_id, local.queue_name,
+  ])
+}
+
+resource "aws_sqs_queue" "dlq" {
+  name                      = local.dlq_name
+  message_retention_seconds = var.queue.dlq_message_retention_seconds
+  sqs_managed_sse_enabled   = true
+
+  redrive_allow_policy = var.restrict_dlq_sources ? jsonencode({
+    redrivePermission = "byQueue"
+    sourceQueueArns   = [local.queue_arn]
+  }) : null
+}
+
+resource "aws_sqs_queue" "queue" {
+  name                       = local.queue_name
+  visibility_timeout_seconds = var.queue.visibility_timeout_seconds
+  message_retention_seconds  = var.queue.message_retention_seconds
+  sqs_managed_sse_enabled    = true
+
+  redrive_policy = jsonencode({
+    deadLetterTargetArn = aws_sqs_queue.dlq.arn
+    maxReceiveCount     = var.queue.max_receive_count
+  })
+}
+
+module "results_bucket" {
+  source = "../private-bucket"
+
+  name            = var.results_bucket_name
+  expiration_days = var.results_expiration_days
+  force_destroy   = var.force_destroy_buckets
+}
+
+module "scraper" {
+  source = "../lambda-function"
+
+  name                 = local.function_name
+  description          = "Scrapes one company website per SQS message and records the result on its task."
+  handler              = "outreach.scraper.lambda_handler"
+  package_path         = var.package_path
+  timeout_seconds      = var.scraper.timeout_seconds
+  memory_mb            = var.scraper.memory_mb
+  reserved_concurrency = var.scraper.reserved_concurrency
+  log_retention_days   = var.log_retention_days
+  alarm_actions        = var.alarm_actions
+
+  powertools = {
+    service_name      = "scraper"
+    metrics_namespace = var.powertools_metrics_namespace
+    log_level         = var.scraper.log_level
+  }
+
+  environment = merge(var.scraper.environment, {
+    TASKS_TABLE                = var.tasks_table.name
+    SCRAPE_QUEUE_URL           = aws_sqs_queue.queue.url
+    SCRAPE_DLQ_URL             = aws_sqs_queue.dlq.url
+    RESULTS_BUCKET             = module.results_bucket.name
+    RETRY_BACKOFF_BASE_SECONDS = tostring(var.scraper.retry_backoff_base_seconds)
+    RETRY_BACKOFF_MAX_SECONDS  = tostring(var.scraper.retry_backoff_max_seconds)
+  })
+
+  policy_statements = [
+    {
+      # Claim, complete and fail tasks; ConditionCheckItem for the claim's TransactWriteItems.
+      sid       = "ClaimAndCompleteTasks"
+      actions   = ["dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:ConditionCheckItem"]
+      resources = [var.tasks_table.arn]
+    },
+    {
+      # The mapping polls with the function's role; the handler changes visibility for backoff.
+      sid       = "ConsumeScrapeQueue"
+      actions   = ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"]
+      resources = [aws_sqs_queue.queue.arn]
+    },
+    {
+      # Unreadable messages go straight to the DLQ instead of being retried.
+      sid       = "SendUnreadableToDlq"
+      actions   = ["sqs:SendMessage"]
+      resources = [aws_sqs_queue.dlq.arn]
+    },
+    {
+      sid       = "WriteResults"
+      actions   = ["s3:PutObject"]
+      resources = ["${module.results_bucket.arn}/results/*"]
+    },
+  ]
+}
+
+resource "aws_lambda_event_source_mapping" "scrape_queue" {
+  event_source_arn                   = aws_sqs_queue.queue.arn
+  function_name                      = module.scraper.function_arn
+  batch_size                         = var.mapping.batch_size
+  maximum_batching_window_in_seconds = var.mapping.maximum_batching_window_in_seconds
+  enabled                            = true
+
+  # Without this the handler's batchItemFailures is ignored and every message of a "successful"
+  # batch is deleted, including the ones it meant to retry.
+  function_response_types = ["ReportBatchItemFailures"]
+
+  scaling_config {
+    maximum_concurrency = var.mapping.maximum_concurrency
+  }
+}
+
+resource "aws_cloudwatch_metric_alarm" "dlq_not_empty" {
+  alarm_name          = "${local.dlq_name}-not-empty"
+  alarm_description   = "A scrape message exhausted its receives and is waiting in ${local.dlq_name}."
+  namespace           = "AWS/SQS"
+  metric_name         = "ApproximateNumberOfMessagesVisible"
+  dimensions          = { QueueName = aws_sqs_queue.dlq.name }
+  statistic           = "Maximum"
+  period              = 60
+  evaluation_periods  = 1
+  threshold           = 1
+  comparison_operator = "GreaterThanOrEqualToThreshold"
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+}

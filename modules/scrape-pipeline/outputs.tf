@@ -1,0 +1,69 @@
+output "queue_url" {
+  description = "URL of the scrape queue (the dispatcher's SCRAPE_QUEUE_URL)."
+  value       = aws_sqs_queue.queue.url
+}
+
+output "queue_arn" {
+  description = "ARN of the scrape queue."
+  value       = aws_sqs_queue.queue.arn
+}
+
+output "queue_name" {
+  description = "Name of the scrape queue."
+  value       = aws_sqs_queue.queue.name
+}
+
+output "dlq_url" {
+  description = "URL of the scrape DLQ."
+  value       = aws_sqs_queue.dlq.url
+}
+
+output "dlq_arn" {
+  description = "ARN of the scrape DLQ."
+  value       = aws_sqs_queue.dlq.arn
+}
+
+output "dlq_name" {
+  description = "Name of the scrape DLQ."
+  value       = aws_sqs_queue.dlq.name
+}
+
+output "results_bucket_name" {
+  description = "Bucket holding results/<job_id>/<task_id>.json."
+  value       = module.results_bucket.name
+}
+
+output "results_bucket_arn" {
+  description = "ARN of the results bucket."
+  value       = module.results_bucket.arn
+}
+
+output "scraper_function_name" {
+  description = "Name of the scraper function."
+  value       = module.scraper.function_name
+}
+
+output "scraper_function_arn" {
+  description = "ARN of the scraper function."
+  value       = module.scraper.function_arn
+}
+
+output "mapping_uuid" {
+  description = "UUID of the queue-to-scraper event source mapping."
+  value       = aws_lambda_event_source_mapping.scrape_queue.uuid
+}
+
+output "alarm_arns" {
+  description = "ARNs of the DLQ alarm and the scraper's Errors and Throttles alarms."
+  value       = concat([aws_cloudwatch_metric_alarm.dlq_not_empty.arn], module.scraper.alarm_arns)
+}
+
+output "scraper_settings" {
+  description = "The scraper's deployed settings (see modules/lambda-function output settings)."
+  value       = module.scraper.settings
+}
+
+output "scraper_policy_json" {
+  description = "The scraper role's inline policy."
+  value       = module.scraper.policy_json
+}

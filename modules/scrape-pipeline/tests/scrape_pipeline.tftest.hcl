@@ -1,0 +1,296 @@
+mock_provider "aws" {
+  source          = "../../tests/terraform/mocks"
+  override_during = plan
+}
+
+override_resource {
+  target          = aws_sqs_queue.queue
+  override_during = plan
+  values = {
+    arn = "arn:aws:sqs:eu-central-1:111122223333:outreach-test-scrape"
+    url = "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-test-scrape"
+  }
+}
+
+override_resource {
+  target          = aws_sqs_queue.dlq
+  override_during = plan
+  values = {
+    arn = "arn:aws:sqs:eu-central-1:111122223333:outreach-test-scrape-dlq"
+    url = "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-test-scrape-dlq"
+  }
+}
+
+override_resource {
+  target          = module.results_bucket.aws_s3_bucket.this
+  override_during = plan
+  values = {
+    id  = "outreach-test-results"
+    arn = "arn:aws:s3:::outreach-test-results"
+  }
+}
+
+override_resource {
+  target          = module.scraper.aws_lambda_function.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:lambda:eu-central-1:111122223333:function:outreach-test-scraper"
+  }
+}
+
+variables {
+  name_prefix                  = "outreach-test"
+  tasks_table                  = { name = "outreach-test-tasks", arn = "arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks" }
+  package_path                 = "../../tests/terraform/fixtures/packages/scraper.zip"
+  results_bucket_name          = "outreach-test-results"
+  powertools_metrics_namespace = "OutreachPipeline/test"
+  alarm_actions                = ["arn:aws:sns:eu-central-1:111122223333:outreach-test-alarms"]
+}
+
+run "scrape_queue_waits_90_minutes_keeps_4_days_and_is_encrypted" {
+  command = plan
+
+  assert {
+    condition     = aws_sqs_queue.queue.visibility_timeout_seconds == 5400
+    error_message = "Visibility timeout must be 5400 s (more than 6 x the 420 s scraper timeout)."
+  }
+
+  assert {
+    condition     = aws_sqs_queue.queue.message_retention_seconds == 345600
+    error_message = "The scrape queue keeps messages 4 days."
+  }
+
+  assert {
+    condition     = aws_sqs_queue.queue.sqs_managed_sse_enabled && aws_sqs_queue.dlq.sqs_managed_sse_enabled
+    error_message = "Both queues are encrypted at rest."
+  }
+}
+
+run "scrape_queue_redrives_to_its_dlq_after_3_receives" {
+  command = plan
+
+  assert {
+    condition = jsondecode(aws_sqs_queue.queue.redrive_policy) == {
+      deadLetterTargetArn = "arn:aws:sqs:eu-central-1:111122223333:outreach-test-scrape-dlq"
+      maxReceiveCount     = 3
+    }
+    error_message = "The scrape queue must move a message to its DLQ after 3 receives."
+  }
+}
+
+run "dlq_keeps_14_days_and_accepts_only_the_scrape_queue" {
+  command = plan
+
+  assert {
+    condition     = aws_sqs_queue.dlq.message_retention_seconds == 1209600
+    error_message = "The DLQ keeps messages 14 days."
+  }
+
+  assert {
+    condition = jsondecode(aws_sqs_queue.dlq.redrive_allow_policy) == {
+      redrivePermission = "byQueue"
+      sourceQueueArns   = ["arn:aws:sqs:eu-central-1:111122223333:outreach-test-scrape"]
+    }
+    error_message = "The DLQ only accepts messages redriven from the scrape queue."
+  }
+}
+
+run "dlq_source_restriction_can_be_turned_off_for_the_emulator" {
+  command = plan
+
+  variables {
+    restrict_dlq_sources = false
+  }
+
+  assert {
+    # The argument is optional and computed, so the mock fills it in; it must not be the byQueue policy.
+    condition     = !strcontains(coalesce(aws_sqs_queue.dlq.redrive_allow_policy, "-"), "byQueue")
+    error_message = "With restrict_dlq_sources = false the DLQ has no redrive allow policy."
+  }
+}
+
+run "dlq_alarm_fires_on_the_first_message" {
+  command = plan
+
+  assert {
+    condition = (
+      aws_cloudwatch_metric_alarm.dlq_not_empty.namespace == "AWS/SQS" &&
+      aws_cloudwatch_metric_alarm.dlq_not_empty.metric_name == "ApproximateNumberOfMessagesVisible" &&
+      aws_cloudwatch_metric_alarm.dlq_not_empty.dimensions.QueueName == "outreach-test-scrape-dlq" &&
+      aws_cloudwatch_metric_alarm.dlq_not_empty.threshold == 1 &&
+      aws_cloudwatch_metric_alarm.dlq_not_empty.comparison_operator == "GreaterThanOrEqualToThreshold" &&
+      aws_cloudwatch_metric_alarm.dlq_not_empty.alarm_actions == toset(var.alarm_actions)
+    )
+    error_message = "The DLQ alarm must fire on one visible message and notify the topic."
+  }
+}
+
+run "scraper_runs_420_seconds_with_1536_mb_and_140_reserved" {
+  command = plan
+
+  assert {
+    condition     = output.scraper_settings.timeout == 420 && output.scraper_settings.memory_size == 1536 && output.scraper_settings.reserved_concurrent_executions == 140
+    error_message = "The scraper must run 420 s with 1536 MB and 140 reserved concurrency."
+  }
+
+  assert {
+    condition     = output.scraper_settings.handler == "outreach.scraper.lambda_handler"
+    error_message = "The scraper runs outreach.scraper.lambda_handler."
+  }
+
+  assert {
+    condition     = output.scraper_function_name == "outreach-test-scraper"
+    error_message = "The scraper is named after the prefix."
+  }
+
+  assert {
+    condition = output.scraper_settings.environment == tomap({
+      TASKS_TABLE                  = "outreach-test-tasks"
+      SCRAPE_QUEUE_URL             = "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-test-scrape"
+      SCRAPE_DLQ_URL               = "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-test-scrape-dlq"
+      RESULTS_BUCKET               = "outreach-test-results"
+      RETRY_BACKOFF_BASE_SECONDS   = "120"
+      RETRY_BACKOFF_MAX_SECONDS    = "900"
+      POWERTOOLS_SERVICE_NAME      = "scraper"
+      POWERTOOLS_LOG_LEVEL         = "INFO"
+      POWERTOOLS_METRICS_NAMESPACE = "OutreachPipeline/test"
+    })
+    error_message = "The scraper's environment must name its table, queues, bucket, backoff and Powertools settings."
+  }
+
+  assert {
+    condition = {
+      for s in jsondecode(output.scraper_policy_json).Statement : s.Sid => [s.Action, s.Resource] if !contains(["WriteOwnLogs", "WriteTraces"], s.Sid)
+      } == {
+      ClaimAndCompleteTasks = [["dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:ConditionCheckItem"], ["arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks"]]
+      ConsumeScrapeQueue    = [["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"], ["arn:aws:sqs:eu-central-1:111122223333:outreach-test-scrape"]]
+      SendUnreadableToDlq   = [["sqs:SendMessage"], ["arn:aws:sqs:eu-central-1:111122223333:outreach-test-scrape-dlq"]]
+      WriteResults          = [["s3:PutObject"], ["arn:aws:s3:::outreach-test-results/results/*"]]
+    }
+    error_message = "The scraper's policy must name exactly its table, its queues and its results prefix."
+  }
+}
+
+run "mapping_delivers_one_message_per_invocation_with_partial_batch_responses" {
+  command = plan
+
+  assert {
+    condition     = aws_lambda_event_source_mapping.scrape_queue.event_source_arn == "arn:aws:sqs:eu-central-1:111122223333:outreach-test-scrape"
+    error_message = "The mapping reads the scrape queue."
+  }
+
+  assert {
+    condition     = aws_lambda_event_source_mapping.scrape_queue.function_name == "arn:aws:lambda:eu-central-1:111122223333:function:outreach-test-scraper"
+    error_message = "The mapping invokes the scraper."
+  }
+
+  assert {
+    condition     = aws_lambda_event_source_mapping.scrape_queue.batch_size == 1 && aws_lambda_event_source_mapping.scrape_queue.maximum_batching_window_in_seconds == 0
+    error_message = "One task per invocation: batch size 1 and no batching window."
+  }
+
+  assert {
+    condition     = one(aws_lambda_event_source_mapping.scrape_queue.scaling_config).maximum_concurrency == 140
+    error_message = "At most 140 scrapers run at once."
+  }
+
+  assert {
+    condition     = aws_lambda_event_source_mapping.scrape_queue.function_response_types == toset(["ReportBatchItemFailures"])
+    error_message = "ReportBatchItemFailures must be on, or the handler's batchItemFailures is ignored."
+  }
+}
+
+run "rejects_visibility_below_six_times_the_scraper_timeout" {
+  command = plan
+
+  variables {
+    queue = { visibility_timeout_seconds = 2519 }
+  }
+
+  expect_failures = [var.queue]
+}
+
+run "accepts_visibility_of_exactly_six_times_the_timeout" {
+  command = plan
+
+  variables {
+    queue = { visibility_timeout_seconds = 2520 }
+  }
+
+  assert {
+    condition     = aws_sqs_queue.queue.visibility_timeout_seconds == 2520
+    error_message = "6 x 420 s is the smallest visibility timeout allowed."
+  }
+}
+
+run "rejects_dlq_retention_not_longer_than_the_queue" {
+  command = plan
+
+  variables {
+    queue = { message_retention_seconds = 1209600, dlq_message_retention_seconds = 1209600 }
+  }
+
+  expect_failures = [var.queue]
+}
+
+run "rejects_maximum_concurrency_below_2" {
+  command = plan
+
+  variables {
+    mapping = { maximum_concurrency = 1 }
+  }
+
+  expect_failures = [var.mapping]
+}
+
+run "rejects_maximum_concurrency_above_1000" {
+  command = plan
+
+  variables {
+    scraper = { reserved_concurrency = 2000 }
+    mapping = { maximum_concurrency = 1001 }
+  }
+
+  expect_failures = [var.mapping]
+}
+
+run "rejects_maximum_concurrency_above_reserved_concurrency" {
+  command = plan
+
+  variables {
+    scraper = { reserved_concurrency = 100 }
+    mapping = { maximum_concurrency = 140 }
+  }
+
+  expect_failures = [var.mapping]
+}
+
+run "rejects_a_batch_above_10_without_a_batching_window" {
+  command = plan
+
+  variables {
+    mapping = { batch_size = 11 }
+  }
+
+  expect_failures = [var.mapping]
+}
+
+run "rejects_zero_receives_before_the_dlq" {
+  command = plan
+
+  variables {
+    queue = { max_receive_count = 0 }
+  }
+
+  expect_failures = [var.queue]
+}
+
+run "rejects_backoff_beyond_the_sqs_visibility_limit" {
+  command = plan
+
+  variables {
+    scraper = { retry_backoff_max_seconds = 43201 }
+  }
+
+  expect_failures = [var.scraper]
+}

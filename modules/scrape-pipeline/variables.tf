@@ -1,0 +1,163 @@
+variable "name_prefix" {
+  description = "Prefix of every resource name (for example outreach-prod)."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]{1,40}$", var.name_prefix))
+    error_message = "name_prefix must be 2-41 characters of a-z, 0-9 and '-', starting with a letter."
+  }
+}
+
+variable "tasks_table" {
+  description = "The tasks table the scraper claims and completes tasks in."
+  type = object({
+    name = string
+    arn  = string
+  })
+}
+
+variable "package_path" {
+  description = "Path of the scraper's deployment zip (dist/scraper.zip from `make package`)."
+  type        = string
+}
+
+variable "results_bucket_name" {
+  description = "Name of the bucket the scraper writes results/<job_id>/<task_id>.json to."
+  type        = string
+}
+
+variable "results_expiration_days" {
+  description = "Days after which result objects expire; null keeps them."
+  type        = number
+  default     = null
+}
+
+variable "force_destroy_buckets" {
+  description = "Let `terraform destroy` remove the results bucket with its objects (local and throwaway environments)."
+  type        = bool
+  default     = false
+}
+
+variable "queue" {
+  description = <<-EOT
+    The scrape queue and its dead-letter queue. The visibility timeout must be at least six times
+    the scraper timeout (AWS's guidance for SQS event sources), and the DLQ must keep messages
+    longer than the source queue (SQS keeps a message's original enqueue time when it moves).
+  EOT
+  type = object({
+    visibility_timeout_seconds    = optional(number, 5400)
+    message_retention_seconds     = optional(number, 345600)
+    max_receive_count             = optional(number, 3)
+    dlq_message_retention_seconds = optional(number, 1209600)
+  })
+  default = {}
+
+  validation {
+    condition     = var.queue.visibility_timeout_seconds >= 0 && var.queue.visibility_timeout_seconds <= 43200
+    error_message = "queue.visibility_timeout_seconds must be between 0 and 43200 (12 hours)."
+  }
+
+  validation {
+    condition     = var.queue.visibility_timeout_seconds >= 6 * var.scraper.timeout_seconds
+    error_message = "queue.visibility_timeout_seconds must be at least 6 x scraper.timeout_seconds."
+  }
+
+  validation {
+    condition = alltrue([
+      for r in [var.queue.message_retention_seconds, var.queue.dlq_message_retention_seconds] : r >= 60 && r <= 1209600
+    ])
+    error_message = "Queue retention periods must be between 60 and 1209600 seconds (14 days)."
+  }
+
+  validation {
+    condition     = var.queue.dlq_message_retention_seconds > var.queue.message_retention_seconds
+    error_message = "queue.dlq_message_retention_seconds must be longer than queue.message_retention_seconds, or messages expire in the DLQ before anyone sees them."
+  }
+
+  validation {
+    condition     = var.queue.max_receive_count >= 1 && var.queue.max_receive_count <= 1000 && floor(var.queue.max_receive_count) == var.queue.max_receive_count
+    error_message = "queue.max_receive_count must be a whole number from 1 to 1000."
+  }
+}
+
+variable "restrict_dlq_sources" {
+  description = <<-EOT
+    Give the DLQ a redrive allow policy that accepts only the scrape queue as its source. The
+    embedded AWS (moto) stores the policy but never returns it, and the provider waits for it
+    until it times out, so the local environment turns it off.
+  EOT
+  type        = bool
+  default     = true
+}
+
+variable "scraper" {
+  description = "The scraper function: timeout, memory, reserved concurrency, log level, retry backoff and extra environment."
+  type = object({
+    timeout_seconds            = optional(number, 420)
+    memory_mb                  = optional(number, 1536)
+    reserved_concurrency       = optional(number, 140)
+    log_level                  = optional(string, "INFO")
+    retry_backoff_base_seconds = optional(number, 120)
+    retry_backoff_max_seconds  = optional(number, 900)
+    environment                = optional(map(string), {})
+  })
+  default = {}
+
+  validation {
+    condition     = var.scraper.reserved_concurrency >= 1 && floor(var.scraper.reserved_concurrency) == var.scraper.reserved_concurrency
+    error_message = "scraper.reserved_concurrency must be a whole number of at least 1: it bounds the load on the sites and the table."
+  }
+
+  validation {
+    condition     = var.scraper.retry_backoff_base_seconds >= 0 && var.scraper.retry_backoff_max_seconds <= 43200 && var.scraper.retry_backoff_base_seconds <= var.scraper.retry_backoff_max_seconds
+    error_message = "Retry backoff must satisfy 0 <= base <= max <= 43200 seconds (the SQS visibility limit)."
+  }
+}
+
+variable "mapping" {
+  description = "The SQS event source mapping: batch size, batching window and maximum concurrency."
+  type = object({
+    batch_size                         = optional(number, 1)
+    maximum_batching_window_in_seconds = optional(number, 0)
+    maximum_concurrency                = optional(number, 140)
+  })
+  default = {}
+
+  validation {
+    condition     = var.mapping.maximum_concurrency >= 2 && var.mapping.maximum_concurrency <= 1000
+    error_message = "mapping.maximum_concurrency must be between 2 and 1000."
+  }
+
+  validation {
+    condition     = var.mapping.maximum_concurrency <= var.scraper.reserved_concurrency
+    error_message = "mapping.maximum_concurrency must not exceed scraper.reserved_concurrency, or the mapping's invocations are throttled."
+  }
+
+  validation {
+    condition     = var.mapping.maximum_batching_window_in_seconds >= 0 && var.mapping.maximum_batching_window_in_seconds <= 300
+    error_message = "mapping.maximum_batching_window_in_seconds must be between 0 and 300."
+  }
+
+  validation {
+    condition = var.mapping.batch_size >= 1 && (
+      var.mapping.maximum_batching_window_in_seconds == 0 ? var.mapping.batch_size <= 10 : var.mapping.batch_size <= 10000
+    )
+    error_message = "mapping.batch_size must be 1-10 without a batching window, and at most 10000 with one."
+  }
+}
+
+variable "powertools_metrics_namespace" {
+  description = "CloudWatch namespace of the functions' Powertools metrics."
+  type        = string
+}
+
+variable "log_retention_days" {
+  description = "Days CloudWatch keeps the scraper's logs."
+  type        = number
+  default     = 30
+}
+
+variable "alarm_actions" {
+  description = "ARNs notified by the DLQ and function alarms (the environment's SNS topic)."
+  type        = list(string)
+}

@@ -1,0 +1,394 @@
+mock_provider "aws" {
+  source          = "../../tests/terraform/mocks"
+  override_during = plan
+}
+
+override_resource {
+  target          = module.failure_bucket[0].aws_s3_bucket.this
+  override_during = plan
+  values = {
+    id  = "outreach-test-failures"
+    arn = "arn:aws:s3:::outreach-test-failures"
+  }
+}
+
+override_resource {
+  target          = module.dispatcher[0].aws_lambda_function.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:lambda:eu-central-1:111122223333:function:outreach-test-dispatcher"
+  }
+}
+
+override_resource {
+  target          = aws_sqs_queue.pipe_dlq[0]
+  override_during = plan
+  values = {
+    arn = "arn:aws:sqs:eu-central-1:111122223333:outreach-test-dispatch-dlq"
+    url = "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-test-dispatch-dlq"
+  }
+}
+
+override_resource {
+  target          = aws_iam_role.pipe[0]
+  override_during = plan
+  values = {
+    arn = "arn:aws:iam::111122223333:role/outreach-test-dispatch-pipe-role"
+  }
+}
+
+variables {
+  name_prefix = "outreach-test"
+  tasks_table = {
+    name       = "outreach-test-tasks"
+    arn        = "arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks"
+    stream_arn = "arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks/stream/2026-01-01T00:00:00.000"
+  }
+  scrape_queue = {
+    url = "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-test-scrape"
+    arn = "arn:aws:sqs:eu-central-1:111122223333:outreach-test-scrape"
+  }
+  package_path                 = "../../tests/terraform/fixtures/packages/dispatcher.zip"
+  failure_bucket_name          = "outreach-test-failures"
+  powertools_metrics_namespace = "OutreachPipeline/test"
+  alarm_actions                = ["arn:aws:sns:eu-central-1:111122223333:outreach-test-alarms"]
+}
+
+run "filter_passes_an_insert_of_a_pending_scrape_task" {
+  command = plan
+
+  assert {
+    condition = jsondecode(output.filter_patterns[0]) == {
+      eventName = ["INSERT"]
+      dynamodb  = { NewImage = { kind = { S = ["scrape"] }, status = { S = ["Pending"] } } }
+    }
+    error_message = "An INSERT of a scrape task in status Pending must pass the filter."
+  }
+}
+
+run "filter_passes_a_modify_that_makes_a_scrape_task_pending" {
+  command = plan
+
+  assert {
+    condition = jsondecode(output.filter_patterns[1]) == {
+      eventName = ["MODIFY"]
+      dynamodb = {
+        NewImage = { kind = { S = ["scrape"] }, status = { S = ["Pending"] } }
+        OldImage = { status = { S = [{ "anything-but" = ["Pending"] }] } }
+      }
+    }
+    error_message = "A MODIFY whose new image is a Pending scrape task and whose old image was not Pending must pass."
+  }
+
+  assert {
+    condition     = length(output.filter_patterns) == 2
+    error_message = "Nothing else may pass the filter."
+  }
+}
+
+run "lambda_mode_reads_the_stream_from_trim_horizon_in_batches_of_10" {
+  command = plan
+
+  assert {
+    condition = (
+      aws_lambda_event_source_mapping.stream[0].event_source_arn == var.tasks_table.stream_arn &&
+      aws_lambda_event_source_mapping.stream[0].function_name == "arn:aws:lambda:eu-central-1:111122223333:function:outreach-test-dispatcher"
+    )
+    error_message = "The mapping reads the tasks stream into the dispatcher."
+  }
+
+  assert {
+    condition     = aws_lambda_event_source_mapping.stream[0].starting_position == "TRIM_HORIZON"
+    error_message = "Start at TRIM_HORIZON so records written before the mapping existed are not skipped."
+  }
+
+  assert {
+    condition     = aws_lambda_event_source_mapping.stream[0].batch_size == 10 && aws_lambda_event_source_mapping.stream[0].parallelization_factor == 1
+    error_message = "Batches of 10, one batch per shard at a time."
+  }
+}
+
+run "lambda_mode_bisects_and_retries_a_bounded_number_of_times_within_a_bounded_age" {
+  command = plan
+
+  assert {
+    condition     = aws_lambda_event_source_mapping.stream[0].bisect_batch_on_function_error == true
+    error_message = "A failed batch must be split to isolate the bad record."
+  }
+
+  assert {
+    condition     = aws_lambda_event_source_mapping.stream[0].maximum_retry_attempts == 3
+    error_message = "Retries must be finite (3), never -1."
+  }
+
+  assert {
+    condition     = aws_lambda_event_source_mapping.stream[0].maximum_record_age_in_seconds == 3600
+    error_message = "Record age must be finite (3600 s), never -1."
+  }
+
+  assert {
+    condition     = aws_lambda_event_source_mapping.stream[0].function_response_types == toset(["ReportBatchItemFailures"])
+    error_message = "ReportBatchItemFailures must be on so the handler can checkpoint at its first failed record."
+  }
+}
+
+run "lambda_mode_filters_to_tasks_becoming_pending" {
+  command = plan
+
+  assert {
+    condition = toset([
+      for f in one(aws_lambda_event_source_mapping.stream[0].filter_criteria).filter : f.pattern
+    ]) == toset(output.filter_patterns)
+    error_message = "The mapping must filter with exactly the becomes-Pending patterns."
+  }
+}
+
+run "lambda_mode_sends_exhausted_batches_to_the_failure_bucket" {
+  command = plan
+
+  assert {
+    condition     = one(one(aws_lambda_event_source_mapping.stream[0].destination_config).on_failure).destination_arn == "arn:aws:s3:::outreach-test-failures"
+    error_message = "Exhausted batches go to the S3 failure bucket (records included)."
+  }
+
+  assert {
+    condition     = output.failure_bucket_name == "outreach-test-failures"
+    error_message = "The failure bucket is created in lambda mode."
+  }
+}
+
+run "lambda_mode_dispatcher_policy_names_its_stream_queue_and_bucket" {
+  command = plan
+
+  assert {
+    condition = {
+      for s in jsondecode(output.dispatcher_policy_json).Statement : s.Sid => [s.Action, s.Resource] if !contains(["WriteOwnLogs", "WriteTraces"], s.Sid)
+      } == {
+      ReadTaskStream     = [["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"], [var.tasks_table.stream_arn]]
+      ListTaskStreams    = [["dynamodb:ListStreams"], ["arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks/stream/*"]]
+      SendScrapeMessages = [["sqs:SendMessage"], [var.scrape_queue.arn]]
+      WriteFailedBatches = [["s3:PutObject"], ["arn:aws:s3:::outreach-test-failures/*"]]
+      ListFailureBucket  = [["s3:ListBucket"], ["arn:aws:s3:::outreach-test-failures"]]
+    }
+    error_message = "The dispatcher's policy must name exactly its stream, the scrape queue and the failure bucket."
+  }
+
+  assert {
+    condition = (
+      output.dispatcher_settings.handler == "outreach.dispatcher.lambda_handler" &&
+      output.dispatcher_settings.environment.TASKS_TABLE == "outreach-test-tasks" &&
+      output.dispatcher_settings.environment.SCRAPE_QUEUE_URL == var.scrape_queue.url &&
+      output.dispatcher_settings.tracing_mode == "Active"
+    )
+    error_message = "The dispatcher runs its handler with the table and queue in its environment."
+  }
+}
+
+run "lambda_mode_alarms_on_iterator_age" {
+  command = plan
+
+  assert {
+    condition = (
+      aws_cloudwatch_metric_alarm.iterator_age[0].metric_name == "IteratorAge" &&
+      aws_cloudwatch_metric_alarm.iterator_age[0].dimensions.FunctionName == "outreach-test-dispatcher" &&
+      aws_cloudwatch_metric_alarm.iterator_age[0].statistic == "Maximum" &&
+      aws_cloudwatch_metric_alarm.iterator_age[0].threshold == 300000 &&
+      aws_cloudwatch_metric_alarm.iterator_age[0].alarm_actions == toset(var.alarm_actions)
+    )
+    error_message = "An IteratorAge alarm on the dispatcher must notify the topic."
+  }
+
+  assert {
+    condition     = length(aws_pipes_pipe.dispatch) == 0 && length(aws_sqs_queue.pipe_dlq) == 0
+    error_message = "Lambda mode creates no pipe."
+  }
+}
+
+run "pipe_mode_moves_stream_records_to_the_queue_through_the_template" {
+  command = plan
+
+  variables {
+    dispatch_mode = "pipe"
+    package_path  = null
+  }
+
+  assert {
+    condition = (
+      aws_pipes_pipe.dispatch[0].source == var.tasks_table.stream_arn &&
+      aws_pipes_pipe.dispatch[0].target == var.scrape_queue.arn &&
+      aws_pipes_pipe.dispatch[0].desired_state == "RUNNING"
+    )
+    error_message = "The pipe runs from the tasks stream to the scrape queue."
+  }
+
+  assert {
+    condition     = one(aws_pipes_pipe.dispatch[0].target_parameters).input_template == "{\"task_id\": \"<$.dynamodb.Keys.task_id.S>\"}"
+    error_message = "The pipe must turn each record into {\"task_id\": ...}."
+  }
+
+  assert {
+    condition = toset([
+      for f in one(one(aws_pipes_pipe.dispatch[0].source_parameters).filter_criteria).filter : f.pattern
+    ]) == toset(output.filter_patterns)
+    error_message = "The pipe must filter with exactly the becomes-Pending patterns."
+  }
+
+  assert {
+    condition     = length(aws_lambda_event_source_mapping.stream) == 0 && output.dispatcher_function_name == null
+    error_message = "Pipe mode creates no dispatcher function or mapping."
+  }
+}
+
+run "pipe_mode_bisects_retries_finitely_and_has_a_dlq_with_an_alarm" {
+  command = plan
+
+  variables {
+    dispatch_mode = "pipe"
+    package_path  = null
+  }
+
+  assert {
+    condition = (
+      one(one(aws_pipes_pipe.dispatch[0].source_parameters).dynamodb_stream_parameters).starting_position == "TRIM_HORIZON" &&
+      one(one(aws_pipes_pipe.dispatch[0].source_parameters).dynamodb_stream_parameters).batch_size == 10 &&
+      one(one(aws_pipes_pipe.dispatch[0].source_parameters).dynamodb_stream_parameters).maximum_retry_attempts == 3 &&
+      one(one(aws_pipes_pipe.dispatch[0].source_parameters).dynamodb_stream_parameters).maximum_record_age_in_seconds == 3600 &&
+      one(one(aws_pipes_pipe.dispatch[0].source_parameters).dynamodb_stream_parameters).on_partial_batch_item_failure == "AUTOMATIC_BISECT"
+    )
+    error_message = "The pipe reads from TRIM_HORIZON in batches of 10 with 3 retries, a 3600 s record age and automatic bisect."
+  }
+
+  assert {
+    condition     = one(one(one(aws_pipes_pipe.dispatch[0].source_parameters).dynamodb_stream_parameters).dead_letter_config).arn == "arn:aws:sqs:eu-central-1:111122223333:outreach-test-dispatch-dlq"
+    error_message = "Records the pipe gives up on go to its own DLQ."
+  }
+
+  assert {
+    condition = (
+      aws_sqs_queue.pipe_dlq[0].message_retention_seconds == 1209600 &&
+      aws_sqs_queue.pipe_dlq[0].sqs_managed_sse_enabled &&
+      aws_cloudwatch_metric_alarm.pipe_dlq_not_empty[0].dimensions.QueueName == "outreach-test-dispatch-dlq" &&
+      aws_cloudwatch_metric_alarm.pipe_dlq_not_empty[0].threshold == 1
+    )
+    error_message = "The pipe DLQ keeps 14 days, is encrypted and alarms on its first message."
+  }
+
+  assert {
+    condition = {
+      for s in jsondecode(output.pipe_policy_json).Statement : s.Sid => [s.Action, s.Resource]
+      } == {
+      ReadTaskStream       = [["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"], [var.tasks_table.stream_arn]]
+      ListTaskStreams      = [["dynamodb:ListStreams"], ["arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks/stream/*"]]
+      SendScrapeMessages   = [["sqs:SendMessage"], [var.scrape_queue.arn]]
+      SendUndeliveredToDlq = [["sqs:SendMessage"], ["arn:aws:sqs:eu-central-1:111122223333:outreach-test-dispatch-dlq"]]
+    }
+    error_message = "The pipe's policy must name exactly its stream, the scrape queue and its DLQ."
+  }
+
+  assert {
+    condition     = jsondecode(aws_iam_role.pipe[0].assume_role_policy).Statement[0].Condition.StringEquals["aws:SourceAccount"] == "111122223333"
+    error_message = "Only pipes of this account may assume the pipe role."
+  }
+}
+
+run "rejects_an_unknown_dispatch_mode" {
+  command = plan
+
+  variables {
+    dispatch_mode = "kinesis"
+  }
+
+  expect_failures = [var.dispatch_mode]
+}
+
+run "rejects_unlimited_retries" {
+  command = plan
+
+  variables {
+    stream = { maximum_retry_attempts = -1 }
+  }
+
+  expect_failures = [var.stream]
+}
+
+run "rejects_more_than_10000_retries" {
+  command = plan
+
+  variables {
+    stream = { maximum_retry_attempts = 10001 }
+  }
+
+  expect_failures = [var.stream]
+}
+
+run "rejects_unlimited_record_age" {
+  command = plan
+
+  variables {
+    stream = { maximum_record_age_in_seconds = -1 }
+  }
+
+  expect_failures = [var.stream]
+}
+
+run "rejects_a_record_age_above_604800" {
+  command = plan
+
+  variables {
+    stream = { maximum_record_age_in_seconds = 604801 }
+  }
+
+  expect_failures = [var.stream]
+}
+
+run "rejects_an_empty_batch" {
+  command = plan
+
+  variables {
+    stream = { batch_size = 0 }
+  }
+
+  expect_failures = [var.stream]
+}
+
+run "rejects_a_pipe_batch_larger_than_an_sqs_target_takes" {
+  command = plan
+
+  variables {
+    dispatch_mode = "pipe"
+    package_path  = null
+    stream        = { batch_size = 11 }
+  }
+
+  expect_failures = [var.stream]
+}
+
+run "rejects_an_unsupported_starting_position" {
+  command = plan
+
+  variables {
+    stream = { starting_position = "AT_TIMESTAMP" }
+  }
+
+  expect_failures = [var.stream]
+}
+
+run "rejects_a_parallelization_factor_above_10" {
+  command = plan
+
+  variables {
+    stream = { parallelization_factor = 11 }
+  }
+
+  expect_failures = [var.stream]
+}
+
+run "rejects_lambda_mode_without_a_package" {
+  command = plan
+
+  variables {
+    package_path = null
+  }
+
+  expect_failures = [var.package_path]
+}

@@ -1,0 +1,29 @@
+output "name" {
+  description = "Table name (the functions' TASKS_TABLE)."
+  value       = aws_dynamodb_table.this.name
+}
+
+output "arn" {
+  description = "Table ARN."
+  value       = aws_dynamodb_table.this.arn
+}
+
+output "stream_arn" {
+  description = "ARN of the table's NEW_AND_OLD_IMAGES stream."
+  value       = aws_dynamodb_table.this.stream_arn
+}
+
+output "open_tasks_index_name" {
+  description = "Name of the sparse index of Pending and Running tasks."
+  value       = local.open_tasks_index
+}
+
+output "open_tasks_index_arn" {
+  description = "ARN of the sparse index (for the reconcilers' Query permission)."
+  value       = "${aws_dynamodb_table.this.arn}/index/${local.open_tasks_index}"
+}
+
+output "ttl_attribute" {
+  description = "Attribute whose epoch-seconds value expires an item."
+  value       = local.ttl_attribute
+}

@@ -1,0 +1,90 @@
+mock_provider "aws" {
+  source          = "../../tests/terraform/mocks"
+  override_during = plan
+}
+
+variables {
+  name = "outreach-test-tasks"
+}
+
+run "table_is_an_on_demand_encrypted_source_of_truth_with_pitr" {
+  command = plan
+
+  assert {
+    condition     = aws_dynamodb_table.this.billing_mode == "PAY_PER_REQUEST"
+    error_message = "The tasks table must bill on demand."
+  }
+
+  assert {
+    condition     = aws_dynamodb_table.this.hash_key == "task_id"
+    error_message = "task_id is the table's hash key."
+  }
+
+  assert {
+    condition     = aws_dynamodb_table.this.point_in_time_recovery[0].enabled
+    error_message = "Point-in-time recovery must be on."
+  }
+
+  assert {
+    condition     = aws_dynamodb_table.this.server_side_encryption[0].enabled
+    error_message = "Encryption at rest with a KMS key must be on."
+  }
+
+  assert {
+    condition     = aws_dynamodb_table.this.deletion_protection_enabled
+    error_message = "Deletion protection is on unless a caller turns it off."
+  }
+}
+
+run "stream_carries_old_and_new_images" {
+  command = plan
+
+  assert {
+    condition     = aws_dynamodb_table.this.stream_enabled && aws_dynamodb_table.this.stream_view_type == "NEW_AND_OLD_IMAGES"
+    error_message = "The dispatcher needs NEW_AND_OLD_IMAGES to see a task become Pending."
+  }
+}
+
+run "ttl_expires_items_on_expires_at" {
+  command = plan
+
+  assert {
+    condition     = aws_dynamodb_table.this.ttl[0].enabled && aws_dynamodb_table.this.ttl[0].attribute_name == "expires_at"
+    error_message = "TTL must be enabled on expires_at."
+  }
+}
+
+run "sparse_open_tasks_index_on_open_key_and_updated_at" {
+  command = plan
+
+  assert {
+    condition = anytrue([
+      for index in aws_dynamodb_table.this.global_secondary_index :
+      index.name == "open-tasks" && index.hash_key == "open_key" && index.range_key == "updated_at" && index.projection_type == "ALL"
+    ])
+    error_message = "The open-tasks index must be keyed by open_key and updated_at with projection ALL."
+  }
+
+  assert {
+    condition = (
+      contains([for a in aws_dynamodb_table.this.attribute : "${a.name}:${a.type}"], "open_key:S") &&
+      contains([for a in aws_dynamodb_table.this.attribute : "${a.name}:${a.type}"], "updated_at:S")
+    )
+    error_message = "open_key and updated_at are string attributes."
+  }
+
+  assert {
+    condition     = output.open_tasks_index_arn == "arn:aws:dynamodb:eu-central-1:111122223333:table/mock/index/open-tasks"
+    error_message = "The index ARN output must point at the open-tasks index of this table."
+  }
+}
+
+run "rejects_an_invalid_table_name" {
+  command = plan
+
+  variables {
+    name = "no spaces allowed"
+  }
+
+  expect_failures = [var.name]
+}

@@ -1,0 +1,1 @@
+"""checkov custom policies of the outreach pipeline: load with ``--external-checks-dir policies``."""

@@ -1,0 +1,250 @@
+"""Reading Terraform source text where checkov's rendering stops.
+
+checkov renders plain variables, locals and tfvars, but not every expression: an attribute of an
+object variable whose value comes from an ``optional(type, default)`` type constraint renders as
+``{}``, and a ``module.<name>[0].<output>`` reference can stay unrendered. The policies then go
+back to the source: this module finds the expression text of an attribute path inside a block
+(``destination_config.on_failure.destination_arn``, ``redrive_policy.maxReceiveCount`` inside a
+``jsonencode({...})``, ``scraper.timeout_seconds`` inside a module call's object argument) and the
+``optional()`` default of an object variable's attribute. It has no checkov dependency.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_IDENTIFIER = re.compile(r'"?([A-Za-z_][\w-]*)"?')
+_OPTIONAL_DEFAULT = (
+    r"\b{key}\s*=\s*optional\(\s*[\w()]+\s*,\s*(\"(?:[^\"\\]|\\.)*\"|-?\d+(?:\.\d+)?|true|false|null)\s*\)"
+)
+
+
+@dataclass(frozen=True)
+class Entry:
+    kind: str  # "attribute" or "block"
+    text: str  # the expression, or the body between the block's braces
+
+
+@dataclass(frozen=True)
+class Located:
+    """Where a path ended: at an expression (with the segments left below it) or nowhere."""
+
+    expression: str | None
+    remaining: tuple[str, ...]
+    matched: int
+
+
+class _Scanner:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+
+    def peek(self, offset: int = 0) -> str:
+        index = self.pos + offset
+        return self.text[index] if index < len(self.text) else ""
+
+    def at_end(self) -> bool:
+        return self.pos >= len(self.text)
+
+    def skip_space_and_comments(self, newlines: bool) -> None:
+        while not self.at_end():
+            char = self.peek()
+            if char in " \t\r," or (newlines and char == "\n"):
+                self.pos += 1
+            elif char == "#" or (char == "/" and self.peek(1) == "/"):
+                self.skip_line_comment()
+            elif char == "/" and self.peek(1) == "*":
+                end = self.text.find("*/", self.pos + 2)
+                self.pos = len(self.text) if end < 0 else end + 2
+            else:
+                return
+
+    def skip_line_comment(self) -> None:
+        end = self.text.find("\n", self.pos)
+        self.pos = len(self.text) if end < 0 else end
+
+    def skip_string(self) -> None:
+        """From an opening quote to after its closing quote, including nested ``${...}``."""
+        self.pos += 1
+        while not self.at_end():
+            char = self.peek()
+            if char == "\\":
+                self.pos += 2
+            elif char == '"':
+                self.pos += 1
+                return
+            elif char in "$%" and self.peek(1) == "{":
+                self.pos += 2
+                self.skip_until_close("}")
+            else:
+                self.pos += 1
+
+    def skip_heredoc(self) -> None:
+        match = re.match(r"<<-?([A-Za-z_]\w*)[^\n]*\n", self.text[self.pos :])
+        if match is None:
+            self.pos += 2
+            return
+        marker = match.group(1)
+        self.pos += match.end()
+        while not self.at_end():
+            end = self.text.find("\n", self.pos)
+            line = self.text[self.pos : len(self.text) if end < 0 else end]
+            self.pos = len(self.text) if end < 0 else end + 1
+            if line.strip() == marker:
+                return
+
+    def skip_until_close(self, closing: str) -> None:
+        """Past the bracket closing the one just opened (strings, heredocs and nesting respected)."""
+        pairs = {"{": "}", "(": ")", "[": "]"}
+        stack = [closing]
+        while not self.at_end() and stack:
+            char = self.peek()
+            if char == '"':
+                self.skip_string()
+            elif char == "<" and self.peek(1) == "<":
+                self.skip_heredoc()
+            elif char == "#" or (char == "/" and self.peek(1) == "/"):
+                self.skip_line_comment()
+            elif char in pairs:
+                stack.append(pairs[char])
+                self.pos += 1
+            elif char == stack[-1]:
+                stack.pop()
+                self.pos += 1
+            else:
+                self.pos += 1
+
+    def read_expression(self) -> str:
+        """An attribute's expression: up to a newline or comma outside brackets."""
+        start = self.pos
+        pairs = {"{": "}", "(": ")", "[": "]"}
+        while not self.at_end():
+            char = self.peek()
+            if char in "\n,}" or char == "#" or (char == "/" and self.peek(1) in "/*"):
+                break
+            if char == '"':
+                self.skip_string()
+            elif char == "<" and self.peek(1) == "<":
+                self.skip_heredoc()
+                break
+            elif char in pairs:
+                self.pos += 1
+                self.skip_until_close(pairs[char])
+            else:
+                self.pos += 1
+        return self.text[start : self.pos].strip()
+
+
+def parse_body(text: str) -> dict[str, Entry]:
+    """Attributes and blocks at the top level of a block body or object literal (first one wins)."""
+    scanner = _Scanner(text)
+    entries: dict[str, Entry] = {}
+    while True:
+        scanner.skip_space_and_comments(newlines=True)
+        if scanner.at_end():
+            return entries
+        match = _IDENTIFIER.match(text, scanner.pos)
+        if match is None:
+            # Not a key (a stray token, a closing brace): move past it.
+            if scanner.peek() in "{([":
+                opening = scanner.peek()
+                scanner.pos += 1
+                scanner.skip_until_close({"{": "}", "(": ")", "[": "]"}[opening])
+            elif scanner.peek() == '"':
+                scanner.skip_string()
+            else:
+                scanner.pos += 1
+            continue
+        key = match.group(1)
+        scanner.pos = match.end()
+        scanner.skip_space_and_comments(newlines=False)
+        if scanner.peek() in ("=", ":") and scanner.peek(1) != "=":
+            scanner.pos += 1
+            scanner.skip_space_and_comments(newlines=False)
+            entries.setdefault(key, Entry("attribute", scanner.read_expression()))
+            continue
+        while scanner.peek() == '"' or (_IDENTIFIER.match(text, scanner.pos) and scanner.peek() != "{"):
+            label = _IDENTIFIER.match(text, scanner.pos)
+            if scanner.peek() == '"':
+                scanner.skip_string()
+            elif label is not None:
+                scanner.pos = label.end()
+            scanner.skip_space_and_comments(newlines=False)
+        if scanner.peek() == "{":
+            scanner.pos += 1
+            body_start = scanner.pos
+            scanner.skip_until_close("}")
+            entries.setdefault(key, Entry("block", text[body_start : scanner.pos - 1]))
+        else:
+            scanner.skip_line_comment()
+
+
+def object_body(expression: str) -> str | None:
+    """The inside of an object literal, also when wrapped in ``jsonencode(...)``."""
+    text = expression.strip()
+    wrapped = re.fullmatch(r"jsonencode\s*\((.*)\)", text, re.DOTALL)
+    if wrapped is not None:
+        text = wrapped.group(1).strip()
+    if not text.startswith("{"):
+        return None
+    scanner = _Scanner(text)
+    scanner.pos = 1
+    scanner.skip_until_close("}")
+    if scanner.pos != len(text):
+        return None
+    return text[1:-1]
+
+
+def block_body(block_text: str) -> str:
+    """The body of a block given its full text (header line to closing brace)."""
+    start = block_text.find("{")
+    end = block_text.rfind("}")
+    return block_text[start + 1 : end] if 0 <= start < end else ""
+
+
+def locate(body: str, path: tuple[str, ...] | list[str]) -> Located:
+    """Follow ``path`` through blocks and object literals of a block body."""
+    entries = parse_body(body)
+    for index, segment in enumerate(path):
+        entry = entries.get(segment)
+        if entry is None:
+            return Located(None, (), index)
+        rest = tuple(path[index + 1 :])
+        if entry.kind == "block":
+            entries = parse_body(entry.text)
+            continue
+        if not rest:
+            return Located(entry.text, (), index + 1)
+        inner = object_body(entry.text)
+        if inner is None:
+            return Located(entry.text, rest, index + 1)
+        entries = parse_body(inner)
+    return Located(None, (), len(path))
+
+
+def optional_default(type_expression: str, key: str) -> tuple[bool, object]:
+    """``(True, value)`` when ``key`` of an object type is ``optional(type, <literal>)``."""
+    match = re.search(_OPTIONAL_DEFAULT.format(key=re.escape(key)), type_expression)
+    if match is None:
+        return False, None
+    return True, literal(match.group(1))
+
+
+def literal(text: str) -> object:
+    """A scalar HCL literal as Python (``None`` for ``null`` and for anything not a literal)."""
+    text = text.strip()
+    if re.fullmatch(r"-?\d+", text):
+        return int(text)
+    if re.fullmatch(r"-?\d+\.\d+", text):
+        return float(text)
+    if text in {"true", "false"}:
+        return text == "true"
+    if re.fullmatch(r'"(?:[^"\\$%]|\\.)*"', text):
+        return text[1:-1].replace('\\"', '"')
+    return None
+
+
+def is_literal(text: str) -> bool:
+    text = text.strip()
+    return text == "null" or literal(text) is not None

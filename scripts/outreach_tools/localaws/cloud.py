@@ -1,0 +1,184 @@
+"""The embedded AWS's control loop: discovers the applied configuration and runs its deliveries.
+
+Every few seconds it lists event source mappings, pipes, rules and schedules on the emulator and
+starts, restarts (configuration changed; stream checkpoints carried over) or stops the matching
+pollers, so what runs is always what Terraform applied.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from outreach_tools.localaws.async_invoke import AsyncInvoker, ScheduleRunner
+from outreach_tools.localaws.base import Journal, SourceStats, client
+from outreach_tools.localaws.clock import VirtualClock
+from outreach_tools.localaws.pipes import PipePoller
+from outreach_tools.localaws.runtime import FunctionRuntime
+from outreach_tools.localaws.sqs_poller import SqsMappingPoller
+from outreach_tools.localaws.stream_poller import StreamMappingPoller
+
+Poller = SqsMappingPoller | StreamMappingPoller | PipePoller
+
+
+@dataclass
+class _Running:
+    fingerprint: str
+    poller: Poller
+    kind: str
+    config: dict[str, Any] = field(default_factory=dict)
+
+
+def _fingerprint(config: dict[str, Any]) -> str:
+    volatile = {
+        "LastModified",
+        "LastProcessingResult",
+        "StateTransitionReason",
+        "CurrentState",
+        "StateReason",
+    }
+    return json.dumps({k: v for k, v in config.items() if k not in volatile}, sort_keys=True, default=str)
+
+
+class LocalCloud:
+    """Runs every applied mapping, pipe, rule and schedule against the emulator."""
+
+    def __init__(
+        self,
+        endpoint: str,
+        clock: VirtualClock,
+        runtime: FunctionRuntime,
+        *,
+        region: str = "us-east-1",
+        journal: Journal | None = None,
+        refresh_real_seconds: float = 2.0,
+        async_workers: int = 4,
+    ) -> None:
+        self.endpoint = endpoint
+        self.clock = clock
+        self.runtime = runtime
+        self.region = region
+        self.journal = journal or Journal()
+        self.invoker = AsyncInvoker(runtime, clock, endpoint, journal=self.journal, workers=async_workers)
+        self.schedules = ScheduleRunner(self.invoker, clock, endpoint, journal=self.journal, region=region)
+        self._lambda = client("lambda", endpoint, region)
+        self._pipes = client("pipes", endpoint, region)
+        self._running: dict[str, _Running] = {}
+        self._retired: dict[str, SourceStats] = {}
+        self._refresh = refresh_real_seconds
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="local-cloud", daemon=True)
+        self._lock = threading.Lock()
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def start(self) -> LocalCloud:
+        self.refresh()
+        self.invoker.start()
+        self.schedules.start()
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=30)
+        self.schedules.stop()
+        self.invoker.stop()
+        with self._lock:
+            running = list(self._running.values())
+        for entry in running:
+            entry.poller.stop()
+
+    def __enter__(self) -> LocalCloud:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._refresh):
+            try:
+                self.refresh()
+            except Exception as exc:  # the emulator is shutting down or refused a call: try next round
+                self.journal.record("cloud.refresh_error", error=repr(exc))
+
+    # -- discovery -------------------------------------------------------------------------------
+    def _mappings(self) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        marker: str | None = None
+        while True:
+            response = self._lambda.list_event_source_mappings(**({"Marker": marker} if marker else {}))
+            found.extend(response.get("EventSourceMappings", []))
+            marker = response.get("NextMarker")
+            if not marker:
+                return found
+
+    def _pipes_described(self) -> list[dict[str, Any]]:
+        described = []
+        for summary in self._pipes.list_pipes().get("Pipes", []):
+            pipe = self._pipes.describe_pipe(Name=summary["Name"])
+            pipe.pop("ResponseMetadata", None)
+            described.append(pipe)
+        return described
+
+    def refresh(self) -> None:
+        wanted: dict[str, tuple[str, dict[str, Any]]] = {}
+        for mapping in self._mappings():
+            if mapping.get("State", "Enabled") not in ("Enabled", "Creating", "Updating"):
+                continue
+            source = mapping.get("EventSourceArn", "")
+            if ":sqs:" in source:
+                wanted[mapping["UUID"]] = ("sqs", mapping)
+            elif ":dynamodb:" in source and "/stream/" in source:
+                wanted[mapping["UUID"]] = ("stream", mapping)
+        for pipe in self._pipes_described():
+            if pipe.get("DesiredState", "RUNNING") == "RUNNING" and ":dynamodb:" in pipe.get("Source", ""):
+                wanted[pipe["Arn"]] = ("pipe", pipe)
+        with self._lock:
+            for key in list(self._running):
+                entry = self._running[key]
+                if key not in wanted or _fingerprint(wanted[key][1]) != entry.fingerprint:
+                    entry.poller.stop()
+                    self._retired[key] = entry.poller.stats
+                    del self._running[key]
+                    self.journal.record("cloud.stopped", source=key, source_kind=entry.kind)
+                    if key in wanted:
+                        old = entry.poller
+                        checkpoints = old.checkpoints() if not isinstance(old, SqsMappingPoller) else {}
+                        self._start(key, *wanted[key], checkpoints=checkpoints)
+            for key, (kind, config) in wanted.items():
+                if key not in self._running:
+                    self._start(key, kind, config, checkpoints={})
+
+    def _start(self, key: str, kind: str, config: dict[str, Any], *, checkpoints: dict[str, str]) -> None:
+        poller: Poller
+        if kind == "sqs":
+            poller = SqsMappingPoller(config, self.runtime, self.clock, self.endpoint, journal=self.journal)
+        elif kind == "stream":
+            poller = StreamMappingPoller(
+                config, self.runtime, self.clock, self.endpoint, journal=self.journal, checkpoints=checkpoints
+            )
+        else:
+            poller = PipePoller(
+                config, self.clock, self.endpoint, journal=self.journal, checkpoints=checkpoints
+            )
+        poller.start()
+        self._running[key] = _Running(_fingerprint(config), poller, kind, config)
+        self.journal.record("cloud.started", source=key, source_kind=kind)
+
+    # -- reporting -------------------------------------------------------------------------------
+    def pollers(self, kind: str | None = None) -> list[Poller]:
+        with self._lock:
+            return [e.poller for e in self._running.values() if kind is None or e.kind == kind]
+
+    def summary(self) -> dict[str, Any]:
+        with self._lock:
+            sources = {key: {"kind": e.kind, **e.poller.stats.as_dict()} for key, e in self._running.items()}
+        return {
+            "sources": sources,
+            "async": self.invoker.stats.as_dict(),
+            "schedules": {k: v.as_dict() for k, v in self.schedules.stats.items()},
+            "functions": {name: vars(s).copy() for name, s in self.runtime.stats.items()},
+        }

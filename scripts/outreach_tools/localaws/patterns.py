@@ -1,0 +1,130 @@
+"""EventBridge-style event patterns, as used by Lambda filter criteria and EventBridge Pipes filters.
+
+Supported: exact values, ``prefix``, ``suffix``, ``anything-but`` (value, list, or ``prefix``),
+``exists``, ``numeric`` comparisons and ``equals-ignore-case``; nested objects; several filters in
+one criteria are OR-ed. Matching rules: https://docs.aws.amazon.com/eventbridge/latest/userguide/
+eb-event-patterns-content-based-filtering.html and for Lambda
+https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventfiltering.html
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+_MISSING = object()
+
+_NUMERIC_OPS: dict[str, Callable[[float, float], bool]] = {
+    "<": operator.lt,
+    "<=": operator.le,
+    "=": operator.eq,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+
+class PatternError(ValueError):
+    """A pattern uses syntax this matcher does not understand."""
+
+
+def matches(pattern: Mapping[str, Any], event: Any) -> bool:
+    """True if ``event`` satisfies every field of ``pattern``."""
+    if not isinstance(event, Mapping):
+        return False
+    for key, rule in pattern.items():
+        value = event.get(key, _MISSING)
+        if isinstance(rule, Mapping):
+            if value is _MISSING or not matches(rule, value):
+                return False
+        elif isinstance(rule, list):
+            if not _field_matches(rule, value):
+                return False
+        else:
+            raise PatternError(f"pattern field {key!r} must be an object or a list, got {rule!r}")
+    return True
+
+
+def _field_matches(rules: Sequence[Any], value: Any) -> bool:
+    values = value if isinstance(value, list) else [value]
+    for rule in rules:
+        if isinstance(rule, Mapping) and "exists" in rule:
+            if bool(rule["exists"]) == (value is not _MISSING):
+                return True
+            continue
+        if value is _MISSING:
+            continue
+        if any(_value_matches(rule, item) for item in values):
+            return True
+    return False
+
+
+def _value_matches(rule: Any, value: Any) -> bool:
+    if not isinstance(rule, Mapping):
+        return bool(rule == value and type(rule) is type(value)) or (
+            isinstance(rule, (int, float))
+            and isinstance(value, (int, float))
+            and not isinstance(rule, bool)
+            and not isinstance(value, bool)
+            and float(rule) == float(value)
+        )
+    if len(rule) != 1:
+        raise PatternError(f"a matcher has exactly one operator, got {dict(rule)!r}")
+    (op, arg), *_ = rule.items()
+    if op == "prefix":
+        return isinstance(value, str) and value.startswith(_text(arg, op))
+    if op == "suffix":
+        return isinstance(value, str) and value.endswith(_text(arg, op))
+    if op == "equals-ignore-case":
+        return isinstance(value, str) and value.lower() == _text(arg, op).lower()
+    if op == "anything-but":
+        if isinstance(arg, Mapping):
+            return not _value_matches(arg, value)
+        excluded = arg if isinstance(arg, list) else [arg]
+        return not any(_value_matches(item, value) for item in excluded)
+    if op == "numeric":
+        return _numeric(arg, value)
+    raise PatternError(f"unsupported matcher {op!r}")
+
+
+def _text(arg: Any, op: str) -> str:
+    if isinstance(arg, Mapping) and "equals-ignore-case" in arg:
+        return str(arg["equals-ignore-case"])
+    if not isinstance(arg, str):
+        raise PatternError(f"{op} takes a string, got {arg!r}")
+    return arg
+
+
+def _numeric(arg: Any, value: Any) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    if not isinstance(arg, list) or len(arg) % 2:
+        raise PatternError(f"numeric takes operator/value pairs, got {arg!r}")
+    for index in range(0, len(arg), 2):
+        compare = _NUMERIC_OPS.get(str(arg[index]))
+        if compare is None:
+            raise PatternError(f"unsupported numeric operator {arg[index]!r}")
+        if not compare(float(value), float(arg[index + 1])):
+            return False
+    return True
+
+
+def compile_filters(filter_criteria: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The patterns of a FilterCriteria ({"Filters": [{"Pattern": "<json>"}]}); empty = pass all."""
+    if not filter_criteria:
+        return []
+    patterns = []
+    for item in filter_criteria.get("Filters") or []:
+        raw = item.get("Pattern")
+        if raw:
+            parsed = json.loads(raw) if isinstance(raw, str) else raw
+            if not isinstance(parsed, dict):
+                raise PatternError(f"a filter pattern must be a JSON object, got {raw!r}")
+            patterns.append(parsed)
+    return patterns
+
+
+def passes(patterns: Sequence[Mapping[str, Any]], event: Mapping[str, Any]) -> bool:
+    """Filters are OR-ed; no filters means every event passes."""
+    return not patterns or any(matches(pattern, event) for pattern in patterns)

@@ -1,0 +1,167 @@
+"""EventBridge Pipes with a DynamoDB stream source and an SQS target, as DescribePipe reports them.
+
+Behaviour (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-pipes-dynamodb.html,
+eb-pipes-event-filtering.html, eb-pipes-input-transformation.html, eb-pipes-batching-concurrency.html):
+records are filtered with the pipe's FilterCriteria, each remaining record is shaped by the target's
+InputTemplate and sent to the queue; a failed batch is retried (MaximumRetryAttempts,
+MaximumRecordAgeInSeconds; -1 = unlimited), split in two on failure with
+OnPartialBatchItemFailure = AUTOMATIC_BISECT, and finally described in a message to the pipe's
+DeadLetterConfig queue (metadata, not the records), while the shard moves on.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from typing import Any
+
+from outreach_tools.localaws.base import Journal, arn_parts, client
+from outreach_tools.localaws.clock import VirtualClock
+from outreach_tools.localaws.patterns import compile_filters
+from outreach_tools.localaws.stream_poller import Outcome, ShardConsumer, StreamSource, _iso
+
+_PLACEHOLDER = re.compile(r"<\$\.([A-Za-z0-9_.\-\[\]]+)>")
+
+
+def _lookup(record: Any, path: str) -> Any:
+    value = record
+    for part in path.split("."):
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        else:
+            return None
+    return value
+
+
+def render_template(template: str, record: dict[str, Any]) -> str:
+    """Fill ``<$.json.path>`` placeholders: inside quotes as text, outside quotes as JSON values."""
+    out: list[str] = []
+    position = 0
+    for match in _PLACEHOLDER.finditer(template):
+        before = template[position : match.start()]
+        out.append(before)
+        quoted = "".join(out).replace('\\"', "").count('"') % 2 == 1
+        value = _lookup(record, match.group(1))
+        if quoted:
+            text = value if isinstance(value, str) else json.dumps(value)
+            out.append(json.dumps(text)[1:-1])
+        else:
+            out.append(json.dumps(value))
+        position = match.end()
+    out.append(template[position:])
+    return "".join(out)
+
+
+class PipePoller(StreamSource):
+    """One pipe: DynamoDB stream -> (filter) -> input template -> SQS queue."""
+
+    def __init__(
+        self,
+        pipe: dict[str, Any],
+        clock: VirtualClock,
+        endpoint: str,
+        *,
+        journal: Journal | None = None,
+        checkpoints: dict[str, str] | None = None,
+    ) -> None:
+        parameters = (pipe.get("SourceParameters") or {}).get("DynamoDBStreamParameters") or {}
+        super().__init__(
+            name=pipe["Name"],
+            endpoint=endpoint,
+            stream_arn=pipe["Source"],
+            starting_position=parameters.get("StartingPosition") or "LATEST",
+            clock=clock,
+            journal=journal,
+            checkpoints=checkpoints,
+        )
+        self.pipe = pipe
+        self.arn: str = pipe["Arn"]
+        self.batch_size = int(parameters.get("BatchSize") or 100)
+        self.window = float(parameters.get("MaximumBatchingWindowInSeconds") or 0)
+        self.bisect = parameters.get("OnPartialBatchItemFailure") == "AUTOMATIC_BISECT"
+        retries = parameters.get("MaximumRetryAttempts")
+        age = parameters.get("MaximumRecordAgeInSeconds")
+        self.maximum_retry_attempts = -1 if retries is None else int(retries)
+        self.maximum_record_age = -1 if age is None else int(age)
+        self.dead_letter: str | None = (parameters.get("DeadLetterConfig") or {}).get("Arn")
+        self.filters = compile_filters((pipe.get("SourceParameters") or {}).get("FilterCriteria"))
+        self.template: str | None = (pipe.get("TargetParameters") or {}).get("InputTemplate")
+        self.target: str = pipe["Target"]
+        _, region, account, queue = arn_parts(self.target)
+        self._sqs = client("sqs", endpoint, region)
+        self.target_url: str = self._sqs.get_queue_url(QueueName=queue, QueueOwnerAWSAccountId=account)[
+            "QueueUrl"
+        ]
+
+    def _consumer(self, shard_id: str) -> ShardConsumer:
+        return ShardConsumer(
+            name=self.name,
+            streams=self._streams,
+            stream_arn=self.stream_arn,
+            shard_id=shard_id,
+            starting_position=self.starting_position,
+            batch_size=self.batch_size,
+            window=self.window,
+            filters=self.filters,
+            bisect=self.bisect,
+            maximum_retry_attempts=self.maximum_retry_attempts,
+            maximum_record_age=self.maximum_record_age,
+            clock=self.clock,
+            stats=self.stats,
+            journal=self.journal,
+            deliver=self._deliver,
+            discard=lambda records, condition, outcome, invocations: self._discard(
+                shard_id, records, condition, outcome, invocations
+            ),
+            stop=self._stop,
+            after_sequence_number=self._initial_checkpoints.get(shard_id),
+        )
+
+    def _body(self, record: dict[str, Any]) -> str:
+        return render_template(self.template, record) if self.template else json.dumps(record)
+
+    def _send(self, bodies: list[str]) -> None:
+        for start in range(0, len(bodies), 10):
+            chunk = bodies[start : start + 10]
+            response = self._sqs.send_message_batch(
+                QueueUrl=self.target_url,
+                Entries=[{"Id": str(i), "MessageBody": body} for i, body in enumerate(chunk)],
+            )
+            if response.get("Failed"):
+                raise RuntimeError(f"SendMessageBatch failed: {response['Failed']}")
+
+    def _deliver(self, records: list[dict[str, Any]]) -> Outcome:
+        try:
+            self._send([self._body(r) for r in records])
+        except Exception as exc:  # a target failure fails the batch; the retry policy decides
+            return Outcome(ok=False, error_type=type(exc).__name__, error_message=str(exc))
+        return Outcome(ok=True)
+
+    def _discard(
+        self, shard_id: str, records: list[dict[str, Any]], condition: str, outcome: Outcome, invocations: int
+    ) -> None:
+        record = {
+            "context": {
+                "pipeArn": self.arn,
+                "condition": condition,
+                "errorType": outcome.error_type,
+                "errorMessage": outcome.error_message,
+                "approximateInvokeCount": invocations,
+                "requestId": str(uuid.uuid4()),
+            },
+            "timestamp": _iso(self.clock.now()),
+            "DDBStreamBatchInfo": self.batch_info(shard_id, records),
+        }
+        if self.dead_letter is None:
+            self.journal.record("pipe.discarded_without_dlq", source=self.name, record=record)
+            return
+        service, region, account, resource = arn_parts(self.dead_letter)
+        if service == "sqs":
+            url = self._sqs.get_queue_url(QueueName=resource, QueueOwnerAWSAccountId=account)["QueueUrl"]
+            self._sqs.send_message(QueueUrl=url, MessageBody=json.dumps(record))
+        else:
+            client("sns", self.endpoint, region).publish(
+                TopicArn=self.dead_letter, Message=json.dumps(record)
+            )
+        self.journal.record("pipe.dead_lettered", source=self.name, destination=self.dead_letter)

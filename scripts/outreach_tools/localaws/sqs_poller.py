@@ -1,0 +1,230 @@
+"""SQS event source mapping poller with Lambda's delivery semantics.
+
+Behaviour (AWS Lambda developer guide, "Using Lambda with Amazon SQS",
+https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html and its subpages):
+- batches of up to ``BatchSize`` messages, gathered for up to ``MaximumBatchingWindowInSeconds``;
+- at most ``ScalingConfig.MaximumConcurrency`` invocations in flight for the mapping
+  (services-sqs-scaling.html);
+- success deletes the batch; a function error or timeout deletes nothing, so every message returns
+  after the queue's visibility timeout (services-sqs-errorhandling.html);
+- with ``FunctionResponseTypes = [ReportBatchItemFailures]`` only the messages named in
+  ``batchItemFailures`` return; an empty/null identifier or an unknown message id fails the whole
+  batch. Without it the response is not read at all and the whole batch is deleted;
+- messages that match no filter are deleted without invoking (invocation-eventfiltering.html);
+- the queue's redrive policy is applied by SQS itself (the emulator moves a message to the DLQ on the
+  receive after ``maxReceiveCount``); ChangeMessageVisibility made by the handler is honoured because
+  nothing here overrides the visibility of a message it does not delete.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+from outreach_tools.localaws.base import Journal, SourceStats, arn_parts, client
+from outreach_tools.localaws.clock import VirtualClock
+from outreach_tools.localaws.patterns import compile_filters, passes
+from outreach_tools.localaws.runtime import FunctionRuntime, InvocationResult
+
+
+def _lambda_message_attributes(attributes: dict[str, Any]) -> dict[str, Any]:
+    converted = {}
+    for name, value in attributes.items():
+        converted[name] = {
+            "stringValue": value.get("StringValue"),
+            "binaryValue": value.get("BinaryValue"),
+            "stringListValues": value.get("StringListValues", []),
+            "binaryListValues": value.get("BinaryListValues", []),
+            "dataType": value.get("DataType"),
+        }
+    return converted
+
+
+class SqsMappingPoller:
+    """Polls one queue for one event source mapping and invokes its function."""
+
+    def __init__(
+        self,
+        mapping: dict[str, Any],
+        runtime: FunctionRuntime,
+        clock: VirtualClock,
+        endpoint: str,
+        *,
+        journal: Journal | None = None,
+        receive_wait_seconds: int = 1,
+    ) -> None:
+        self.mapping = mapping
+        self.uuid: str = mapping["UUID"]
+        self.runtime = runtime
+        self.clock = clock
+        self.journal = journal or Journal()
+        self.stats = SourceStats()
+        _, region, account, queue_name = arn_parts(mapping["EventSourceArn"])
+        self.queue_arn: str = mapping["EventSourceArn"]
+        self.region = region
+        self._sqs = client("sqs", endpoint, region)
+        self.queue_url: str = self._sqs.get_queue_url(QueueName=queue_name, QueueOwnerAWSAccountId=account)[
+            "QueueUrl"
+        ]
+        self.function: str = mapping["FunctionArn"]
+        self.batch_size = int(mapping.get("BatchSize") or 10)
+        self.window = float(mapping.get("MaximumBatchingWindowInSeconds") or 0)
+        self.report_failures = "ReportBatchItemFailures" in (mapping.get("FunctionResponseTypes") or [])
+        self.filters = compile_filters(mapping.get("FilterCriteria"))
+        spec = runtime.spec(self.function)
+        configured = (mapping.get("ScalingConfig") or {}).get("MaximumConcurrency")
+        function_limit = runtime.concurrency_limit(spec)
+        self.maximum_concurrency: int | None = int(configured) if configured else None
+        self.pollers = min(self.maximum_concurrency or function_limit, function_limit)
+        self.receive_wait_seconds = receive_wait_seconds
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def start(self) -> None:
+        for index in range(max(self.pollers, 1)):
+            thread = threading.Thread(target=self._run, name=f"sqs-{self.uuid[:8]}-{index}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def stop(self) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=30)
+
+    # -- polling -----------------------------------------------------------------------------------
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                batch = self._collect()
+                if batch:
+                    self._deliver(batch)
+            except Exception as exc:  # the emulator went away or refused a call: log and keep polling
+                if self._stop.is_set():
+                    return
+                self.journal.record("sqs.poller_error", mapping=self.uuid, error=repr(exc))
+                self._stop.wait(0.5)
+
+    def _receive(self, count: int) -> list[dict[str, Any]]:
+        response = self._sqs.receive_message(
+            QueueUrl=self.queue_url,
+            MaxNumberOfMessages=max(1, min(10, count)),
+            WaitTimeSeconds=self.receive_wait_seconds,
+            AttributeNames=["All"],
+            MessageAttributeNames=["All"],
+        )
+        messages: list[dict[str, Any]] = response.get("Messages", [])
+        return messages
+
+    def _collect(self) -> list[dict[str, Any]]:
+        batch = self._receive(self.batch_size)
+        if not batch or self.window <= 0 or len(batch) >= self.batch_size:
+            return batch
+        window_ends = self.clock.now() + self.window
+        while len(batch) < self.batch_size and self.clock.now() < window_ends and not self._stop.is_set():
+            batch.extend(self._receive(self.batch_size - len(batch)))
+        return batch
+
+    def _record(self, message: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "messageId": message["MessageId"],
+            "receiptHandle": message["ReceiptHandle"],
+            "body": message["Body"],
+            "attributes": message.get("Attributes", {}),
+            "messageAttributes": _lambda_message_attributes(message.get("MessageAttributes", {})),
+            "md5OfBody": message.get("MD5OfBody"),
+            "eventSource": "aws:sqs",
+            "eventSourceARN": self.queue_arn,
+            "awsRegion": self.region,
+        }
+
+    def _matches(self, record: dict[str, Any]) -> bool:
+        if not self.filters:
+            return True
+        candidate = dict(record)
+        try:
+            candidate["body"] = json.loads(record["body"])
+        except ValueError:
+            candidate["body"] = record["body"]
+        return passes(self.filters, candidate)
+
+    def _deliver(self, messages: list[dict[str, Any]]) -> None:
+        records = [self._record(m) for m in messages]
+        selected = [r for r in records if self._matches(r)]
+        dropped = [r for r in records if r not in selected]
+        self.stats.add(records_in=len(records), records_filtered_out=len(dropped))
+        if dropped:
+            self._delete(dropped)
+        if not selected:
+            return
+        self.stats.enter(len(selected))
+        try:
+            result = self.runtime.invoke(self.function, {"Records": selected})
+        finally:
+            self.stats.leave()
+        self._settle(selected, result)
+
+    def _settle(self, records: list[dict[str, Any]], result: InvocationResult) -> None:
+        if not result.ok:
+            self.stats.add(function_errors=1, records_returned=len(records))
+            self.journal.record(
+                "sqs.function_error",
+                mapping=self.uuid,
+                messages=[r["messageId"] for r in records],
+                error=result.error_type,
+                message=result.error_message,
+            )
+            return
+        failures = self._reported_failures(result.payload)
+        if not self.report_failures:
+            if failures:
+                # The mapping does not read the response: these messages are deleted all the same.
+                self.stats.add(ignored_reported_failures=len(failures))
+                self.journal.record(
+                    "sqs.reported_failures_ignored", mapping=self.uuid, messages=sorted(failures)
+                )
+            self._delete(records)
+            self.stats.add(records_done=len(records))
+            return
+        ids = {r["messageId"] for r in records}
+        if failures is None or not failures <= ids:
+            # Unparseable response, null/empty identifier or an id not in the batch: whole batch fails.
+            self.stats.add(function_errors=1, records_returned=len(records))
+            self.journal.record("sqs.invalid_batch_response", mapping=self.uuid, payload=result.payload)
+            return
+        done = [r for r in records if r["messageId"] not in failures]
+        self._delete(done)
+        self.stats.add(
+            records_done=len(done), records_returned=len(failures), reported_failures=len(failures)
+        )
+
+    @staticmethod
+    def _reported_failures(payload: Any) -> set[str] | None:
+        """Message ids in batchItemFailures; None when the response is not a valid partial response."""
+        if payload is None:
+            return set()
+        if not isinstance(payload, dict):
+            return None
+        items = payload.get("batchItemFailures")
+        if items is None:
+            return set()
+        if not isinstance(items, list):
+            return None
+        ids: set[str] = set()
+        for item in items:
+            identifier = item.get("itemIdentifier") if isinstance(item, dict) else None
+            if not isinstance(identifier, str) or not identifier:
+                return None
+            ids.add(identifier)
+        return ids
+
+    def _delete(self, records: list[dict[str, Any]]) -> None:
+        for start in range(0, len(records), 10):
+            chunk = records[start : start + 10]
+            response = self._sqs.delete_message_batch(
+                QueueUrl=self.queue_url,
+                Entries=[{"Id": str(i), "ReceiptHandle": r["receiptHandle"]} for i, r in enumerate(chunk)],
+            )
+            for failure in response.get("Failed", []):
+                self.journal.record("sqs.delete_failed", mapping=self.uuid, failure=failure)

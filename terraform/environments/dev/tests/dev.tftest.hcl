@@ -1,0 +1,46 @@
+# The dev root with its committed terraform.tfvars, planned against a mocked provider.
+
+mock_provider "aws" {
+  source          = "../../../tests/terraform/mocks"
+  override_during = plan
+}
+
+variables {
+  package_dir = "../../../tests/terraform/fixtures/packages"
+}
+
+run "dev_runs_20_scrapers_with_the_production_function_settings" {
+  command = plan
+
+  assert {
+    condition = (
+      module.pipeline.scraper_settings.reserved_concurrent_executions == 20 &&
+      module.pipeline.scraper_settings.timeout == 420 &&
+      module.pipeline.scraper_settings.memory_size == 1536
+    )
+    error_message = "dev reserves 20 scrapers of 420 s and 1536 MB."
+  }
+
+  assert {
+    condition     = module.pipeline.scraper_function_name == "outreach-dev-scraper" && module.pipeline.dispatch_mode == "lambda"
+    error_message = "dev deploys the outreach-dev pipeline with the dispatcher function."
+  }
+}
+
+run "dev_scraper_never_reaches_loopback" {
+  command = plan
+
+  assert {
+    condition     = !contains(keys(module.pipeline.scraper_settings.environment), "SCRAPER_ALLOW_LOOPBACK")
+    error_message = "Only the local environment may let the scraper fetch loopback addresses."
+  }
+}
+
+run "dev_alarms_go_to_the_root_topic" {
+  command = plan
+
+  assert {
+    condition     = module.alarm_topic.topic_arn == "arn:aws:sns:eu-central-1:111122223333:mock-topic"
+    error_message = "The pipeline's alarms notify the root's topic."
+  }
+}

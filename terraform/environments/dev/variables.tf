@@ -1,0 +1,32 @@
+variable "region" {
+  description = "AWS region of the environment."
+  type        = string
+}
+
+variable "package_dir" {
+  description = "Directory holding the zips from `make package`; null means the repository's dist/."
+  type        = string
+  default     = null
+}
+
+variable "dispatch_mode" {
+  description = "\"lambda\" (dispatcher function) or \"pipe\" (EventBridge Pipe) between the tasks stream and the scrape queue."
+  type        = string
+  default     = "lambda"
+}
+
+variable "alarm_emails" {
+  description = "Addresses subscribed to the alarm topic."
+  type        = list(string)
+  default     = []
+}
+
+variable "scraper_concurrency" {
+  description = "Reserved concurrency of the scraper and maximum concurrency of its queue mapping (2-1000)."
+  type        = number
+}
+
+variable "log_retention_days" {
+  description = "Days CloudWatch keeps function logs."
+  type        = number
+}

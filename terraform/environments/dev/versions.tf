@@ -1,0 +1,14 @@
+terraform {
+  required_version = ">= 1.9.0"
+
+  required_providers {
+    aws = {
+      source  = "hashicorp/aws"
+      version = "~> 5.100"
+    }
+  }
+
+  # Partial configuration: bucket, key, region and locking come from backend.hcl
+  # (copy backend.hcl.example), so no account-specific names are committed.
+  backend "s3" {}
+}

@@ -1,0 +1,9 @@
+output "pipeline" {
+  description = "Names, URLs and ARNs of the environment's pipeline."
+  value       = module.pipeline
+}
+
+output "alarm_topic_arn" {
+  description = "SNS topic every alarm notifies."
+  value       = module.alarm_topic.topic_arn
+}

@@ -1,0 +1,43 @@
+# The local root with its committed terraform.tfvars, planned against a mocked provider (the
+# apply against the embedded AWS is tests/terraform/test_local_apply.py).
+
+mock_provider "aws" {
+  source          = "../../../tests/terraform/mocks"
+  override_during = plan
+}
+
+variables {
+  package_dir = "../../../tests/terraform/fixtures/packages"
+}
+
+run "local_runs_the_production_function_settings" {
+  command = plan
+
+  assert {
+    condition = (
+      module.pipeline.scraper_settings.reserved_concurrent_executions == 140 &&
+      module.pipeline.scraper_settings.timeout == 420 &&
+      module.pipeline.scraper_settings.memory_size == 1536
+    )
+    error_message = "The local pipeline runs with the production scraper settings."
+  }
+}
+
+run "local_scraper_may_reach_the_loopback_web_farm" {
+  command = plan
+
+  assert {
+    condition     = module.pipeline.scraper_settings.environment.SCRAPER_ALLOW_LOOPBACK == "1"
+    error_message = "The local scraper must be allowed to fetch the loopback web farm."
+  }
+}
+
+run "refuses_an_endpoint_off_loopback" {
+  command = plan
+
+  variables {
+    endpoint = "https://lambda.eu-central-1.amazonaws.com"
+  }
+
+  expect_failures = [var.endpoint]
+}

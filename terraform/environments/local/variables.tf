@@ -1,0 +1,46 @@
+variable "endpoint" {
+  description = "URL of the embedded AWS (moto server on loopback)."
+  type        = string
+  default     = "http://127.0.0.1:4566"
+
+  validation {
+    condition     = can(regex("^https?://(127\\.0\\.0\\.1|localhost)(:[0-9]+)?$", var.endpoint))
+    error_message = "endpoint must be a loopback URL such as http://127.0.0.1:4566: this root never talks to real AWS."
+  }
+}
+
+variable "environment" {
+  description = "Environment name in every resource name; a second name lets two stacks share one emulator."
+  type        = string
+  default     = "local"
+}
+
+variable "region" {
+  description = "Region name the emulator answers for."
+  type        = string
+  default     = "eu-central-1"
+}
+
+variable "package_dir" {
+  description = "Directory holding the zips from `make package`; null means the repository's dist/."
+  type        = string
+  default     = null
+}
+
+variable "dispatch_mode" {
+  description = "\"lambda\" or \"pipe\" between the tasks stream and the scrape queue."
+  type        = string
+  default     = "lambda"
+}
+
+variable "scraper_concurrency" {
+  description = "Reserved concurrency of the scraper and maximum concurrency of its queue mapping; the local pollers never run more invocations at once."
+  type        = number
+  default     = 140
+}
+
+variable "log_retention_days" {
+  description = "Days the emulator keeps function logs."
+  type        = number
+  default     = 1
+}

@@ -1,0 +1,38 @@
+provider "aws" {
+  region = var.region
+
+  default_tags {
+    tags = {
+      Project     = "outreach-pipeline"
+      Environment = "prod"
+      ManagedBy   = "terraform"
+    }
+  }
+}
+
+locals {
+  package_dir = coalesce(var.package_dir, "${path.root}/../../../dist")
+}
+
+module "alarm_topic" {
+  source = "../../../modules/alarm-topic"
+
+  name            = "outreach-prod-alarms"
+  email_endpoints = var.alarm_emails
+}
+
+module "pipeline" {
+  source = "../../../modules/outreach-pipeline"
+
+  environment   = "prod"
+  dispatch_mode = var.dispatch_mode
+  packages = {
+    scraper    = "${local.package_dir}/scraper.zip"
+    dispatcher = "${local.package_dir}/dispatcher.zip"
+  }
+  alarm_topic_arn    = module.alarm_topic.topic_arn
+  log_retention_days = var.log_retention_days
+
+  scraper        = { reserved_concurrency = var.scraper_concurrency }
+  scrape_mapping = { maximum_concurrency = var.scraper_concurrency }
+}

@@ -1,0 +1,304 @@
+"""terraform/environments/local applies on the embedded AWS, and the applied settings read back.
+
+The root is applied twice side by side on one in-process moto server: once with the dispatcher
+function (lambda mode) and once with the EventBridge Pipe (pipe mode). Everything asserted below is
+read back through the AWS APIs, so it is what Terraform actually created, not what it planned.
+
+What moto does not keep: the scrape DLQ's RedriveAllowPolicy (stored, never returned, so the local
+root leaves it out; see modules/scrape-pipeline). MaximumBatchingWindowInSeconds is absent from
+both mappings because the provider does not send a window of 0 (AWS's default) at all.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+from outreach_tools import packaging, terraform_cli
+from outreach_tools.localaws.server import embedded_aws
+
+REGION = "eu-central-1"
+LOCAL_ROOT = terraform_cli.ENVIRONMENTS_DIR / "local"
+LAMBDA_ENV = "tfapply"
+PIPE_ENV = "tfapply-pipe"
+
+BECOMES_PENDING = [
+    {
+        "eventName": ["INSERT"],
+        "dynamodb": {"NewImage": {"kind": {"S": ["scrape"]}, "status": {"S": ["Pending"]}}},
+    },
+    {
+        "eventName": ["MODIFY"],
+        "dynamodb": {
+            "NewImage": {"kind": {"S": ["scrape"]}, "status": {"S": ["Pending"]}},
+            "OldImage": {"status": {"S": [{"anything-but": ["Pending"]}]}},
+        },
+    },
+]
+
+
+@dataclass(frozen=True)
+class Applied:
+    endpoint: str
+    lambda_mode: dict[str, Any]
+    pipe_mode: dict[str, Any]
+
+    def client(self, service: str) -> Any:
+        make_client: Callable[..., Any] = boto3.client
+        return make_client(
+            service,
+            endpoint_url=self.endpoint,
+            region_name=REGION,
+            aws_access_key_id="test",
+            aws_secret_access_key="test",
+        )
+
+
+def _canonical(patterns: list[Any]) -> list[str]:
+    return sorted(json.dumps(p, sort_keys=True) for p in patterns)
+
+
+def _reset_emulator(endpoint: str) -> None:
+    """moto's backends live in this process: clear them so no other test sees these resources."""
+    request = urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST")
+    with urllib.request.urlopen(request, timeout=30) as response:
+        assert response.status == 200
+
+
+def _package_dir(directory: Path) -> Path:
+    """Zips of the outreach package alone: Terraform and moto need a zip, not the dependencies."""
+    code = packaging.source_entries()
+    for function in packaging.FUNCTIONS:
+        packaging.write_zip(code, directory / f"{function}.zip")
+    return directory
+
+
+@pytest.fixture(scope="module")
+def applied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Applied]:
+    packages = _package_dir(tmp_path_factory.mktemp("packages"))
+    with embedded_aws() as endpoint:
+        _reset_emulator(endpoint)
+
+        def apply(environment: str, dispatch_mode: str) -> dict[str, Any]:
+            workdir = tmp_path_factory.mktemp(environment)
+            root = terraform_cli.copy_configuration(LOCAL_ROOT, workdir)
+            return terraform_cli.apply_root(
+                root,
+                variables={
+                    "endpoint": endpoint,
+                    "environment": environment,
+                    "dispatch_mode": dispatch_mode,
+                    "package_dir": str(packages),
+                },
+            )
+
+        try:
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                lambda_run = pool.submit(apply, LAMBDA_ENV, "lambda")
+                pipe_run = pool.submit(apply, PIPE_ENV, "pipe")
+                yield Applied(endpoint, lambda_run.result(), pipe_run.result())
+        finally:
+            _reset_emulator(endpoint)
+
+
+def _pipeline(applied: Applied, mode: str = "lambda") -> dict[str, Any]:
+    outputs = applied.lambda_mode if mode == "lambda" else applied.pipe_mode
+    value: dict[str, Any] = outputs["pipeline"]
+    return value
+
+
+def _mapping_from(applied: Applied, source_arn: str) -> dict[str, Any]:
+    mappings = applied.client("lambda").list_event_source_mappings(EventSourceArn=source_arn)
+    [mapping] = mappings["EventSourceMappings"]
+    return dict(mapping)
+
+
+def _queue_arn(applied: Applied, url: str) -> str:
+    attributes = applied.client("sqs").get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])
+    return str(attributes["Attributes"]["QueueArn"])
+
+
+def test_stream_mapping_bisects_retries_3_times_and_sends_failures_to_the_bucket(applied: Applied) -> None:
+    pipeline = _pipeline(applied)
+    mapping = _mapping_from(applied, pipeline["tasks_stream_arn"])
+
+    assert mapping["FunctionArn"].endswith(f":function:{pipeline['dispatcher_function_name']}")
+    assert mapping["StartingPosition"] == "TRIM_HORIZON"
+    assert mapping["BatchSize"] == 10
+    assert mapping["ParallelizationFactor"] == 1
+    assert mapping["BisectBatchOnFunctionError"] is True
+    assert mapping["MaximumRetryAttempts"] == 3
+    assert mapping["MaximumRecordAgeInSeconds"] == 3600
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert mapping["DestinationConfig"] == {
+        "OnFailure": {"Destination": f"arn:aws:s3:::{pipeline['dispatch_failure_bucket']}"}
+    }
+    patterns = [json.loads(f["Pattern"]) for f in mapping["FilterCriteria"]["Filters"]]
+    assert _canonical(patterns) == _canonical(BECOMES_PENDING)
+
+
+def test_queue_mapping_delivers_one_message_at_a_time_to_at_most_140_scrapers(applied: Applied) -> None:
+    pipeline = _pipeline(applied)
+    mapping = _mapping_from(applied, _queue_arn(applied, pipeline["scrape_queue_url"]))
+
+    assert mapping["FunctionArn"].endswith(f":function:{pipeline['scraper_function_name']}")
+    assert mapping["BatchSize"] == 1
+    # The provider omits a batching window of 0 (AWS's default) from the request.
+    assert mapping.get("MaximumBatchingWindowInSeconds", 0) == 0
+    assert mapping["ScalingConfig"] == {"MaximumConcurrency": 140}
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+
+
+def test_scrape_queue_waits_90_minutes_and_redrives_to_a_14_day_dlq_after_3_receives(
+    applied: Applied,
+) -> None:
+    pipeline = _pipeline(applied)
+    sqs = applied.client("sqs")
+    queue = sqs.get_queue_attributes(QueueUrl=pipeline["scrape_queue_url"], AttributeNames=["All"])[
+        "Attributes"
+    ]
+    dlq = sqs.get_queue_attributes(QueueUrl=pipeline["scrape_dlq_url"], AttributeNames=["All"])["Attributes"]
+
+    assert queue["VisibilityTimeout"] == "5400"
+    assert queue["MessageRetentionPeriod"] == "345600"
+    assert queue["SqsManagedSseEnabled"] == "true"
+    assert json.loads(queue["RedrivePolicy"]) == {
+        "deadLetterTargetArn": dlq["QueueArn"],
+        "maxReceiveCount": 3,
+    }
+    assert dlq["MessageRetentionPeriod"] == "1209600"
+    assert dlq["SqsManagedSseEnabled"] == "true"
+
+
+def test_functions_run_with_the_applied_timeouts_memory_tracing_and_concurrency(applied: Applied) -> None:
+    pipeline = _pipeline(applied)
+    lam = applied.client("lambda")
+    scraper = lam.get_function_configuration(FunctionName=pipeline["scraper_function_name"])
+    dispatcher = lam.get_function_configuration(FunctionName=pipeline["dispatcher_function_name"])
+
+    assert (scraper["Handler"], scraper["Runtime"]) == ("outreach.scraper.lambda_handler", "python3.12")
+    assert (scraper["Timeout"], scraper["MemorySize"]) == (420, 1536)
+    assert scraper["TracingConfig"] == {"Mode": "Active"}
+    assert (
+        lam.get_function_concurrency(FunctionName=pipeline["scraper_function_name"])[
+            "ReservedConcurrentExecutions"
+        ]
+        == 140
+    )
+    environment = scraper["Environment"]["Variables"]
+    assert environment["SCRAPE_QUEUE_URL"] == pipeline["scrape_queue_url"]
+    assert environment["SCRAPE_DLQ_URL"] == pipeline["scrape_dlq_url"]
+    assert environment["RESULTS_BUCKET"] == pipeline["results_bucket"]
+    assert environment["TASKS_TABLE"] == pipeline["tasks_table_name"]
+    assert environment["POWERTOOLS_SERVICE_NAME"] == "scraper"
+
+    assert dispatcher["Handler"] == "outreach.dispatcher.lambda_handler"
+    assert dispatcher["TracingConfig"] == {"Mode": "Active"}
+    assert dispatcher["Environment"]["Variables"]["SCRAPE_QUEUE_URL"] == pipeline["scrape_queue_url"]
+
+
+def test_tasks_table_streams_both_images_and_has_the_open_tasks_index_ttl_and_pitr(applied: Applied) -> None:
+    pipeline = _pipeline(applied)
+    dynamodb = applied.client("dynamodb")
+    table = dynamodb.describe_table(TableName=pipeline["tasks_table_name"])["Table"]
+
+    assert table["StreamSpecification"] == {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
+    assert table["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+    [index] = table["GlobalSecondaryIndexes"]
+    assert index["IndexName"] == "open-tasks"
+    assert index["KeySchema"] == [
+        {"AttributeName": "open_key", "KeyType": "HASH"},
+        {"AttributeName": "updated_at", "KeyType": "RANGE"},
+    ]
+    assert index["Projection"]["ProjectionType"] == "ALL"
+    ttl = dynamodb.describe_time_to_live(TableName=pipeline["tasks_table_name"])["TimeToLiveDescription"]
+    assert ttl == {"TimeToLiveStatus": "ENABLED", "AttributeName": "expires_at"}
+    backups = dynamodb.describe_continuous_backups(TableName=pipeline["tasks_table_name"])
+    pitr = backups["ContinuousBackupsDescription"]["PointInTimeRecoveryDescription"]
+    assert pitr["PointInTimeRecoveryStatus"] == "ENABLED"
+
+
+def test_buckets_are_private_encrypted_tls_only_and_expire_failure_records(applied: Applied) -> None:
+    pipeline = _pipeline(applied)
+    s3 = applied.client("s3")
+    for bucket in (pipeline["results_bucket"], pipeline["dispatch_failure_bucket"]):
+        block = s3.get_public_access_block(Bucket=bucket)["PublicAccessBlockConfiguration"]
+        assert all(block.values()) and len(block) == 4
+        [rule] = s3.get_bucket_encryption(Bucket=bucket)["ServerSideEncryptionConfiguration"]["Rules"]
+        assert rule["ApplyServerSideEncryptionByDefault"]["SSEAlgorithm"] == "AES256"
+        [statement] = json.loads(s3.get_bucket_policy(Bucket=bucket)["Policy"])["Statement"]
+        assert statement["Effect"] == "Deny"
+        assert statement["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    [rule] = s3.get_bucket_lifecycle_configuration(Bucket=pipeline["dispatch_failure_bucket"])["Rules"]
+    assert rule["Expiration"] == {"Days": 14}
+
+
+def test_dlq_and_iterator_age_alarms_notify_the_alarm_topic(applied: Applied) -> None:
+    topic = applied.lambda_mode["alarm_topic_arn"]
+    names = [
+        f"outreach-{LAMBDA_ENV}-scrape-dlq-not-empty",
+        f"outreach-{LAMBDA_ENV}-dispatcher-iterator-age",
+        f"outreach-{LAMBDA_ENV}-scraper-errors",
+        f"outreach-{LAMBDA_ENV}-scraper-throttles",
+    ]
+    alarms = {
+        a["AlarmName"]: a
+        for a in applied.client("cloudwatch").describe_alarms(AlarmNames=names)["MetricAlarms"]
+    }
+    assert sorted(alarms) == sorted(names)
+    assert all(a["AlarmActions"] == [topic] for a in alarms.values())
+    dlq_alarm = alarms[names[0]]
+    assert (dlq_alarm["MetricName"], dlq_alarm["Threshold"]) == ("ApproximateNumberOfMessagesVisible", 1.0)
+    assert dlq_alarm["Dimensions"] == [{"Name": "QueueName", "Value": f"outreach-{LAMBDA_ENV}-scrape-dlq"}]
+
+
+def test_no_role_allows_a_wildcard_action(applied: Applied) -> None:
+    iam = applied.client("iam")
+    prefix = f"outreach-{LAMBDA_ENV}-"
+    roles = [r["RoleName"] for r in iam.list_roles()["Roles"] if r["RoleName"].startswith("outreach-tfapply")]
+    assert any(r.startswith(prefix) for r in roles)
+    actions: list[str] = []
+    for role in roles:
+        for name in iam.list_role_policies(RoleName=role)["PolicyNames"]:
+            document = iam.get_role_policy(RoleName=role, PolicyName=name)["PolicyDocument"]
+            if isinstance(document, str):
+                document = json.loads(document)
+            for statement in document["Statement"]:
+                listed = statement["Action"]
+                actions.extend([listed] if isinstance(listed, str) else listed)
+    assert actions
+    assert [a for a in actions if "*" in a] == []
+
+
+def test_pipe_mode_moves_records_to_the_queue_with_bisect_finite_retries_and_a_dlq(applied: Applied) -> None:
+    pipeline = _pipeline(applied, "pipe")
+    pipe = applied.client("pipes").describe_pipe(Name=pipeline["dispatch_pipe_name"])
+    parameters = pipe["SourceParameters"]["DynamoDBStreamParameters"]
+
+    assert pipe["CurrentState"] == "RUNNING"
+    assert pipe["Source"] == pipeline["tasks_stream_arn"]
+    assert pipe["Target"] == _queue_arn(applied, pipeline["scrape_queue_url"])
+    assert pipe["TargetParameters"]["InputTemplate"] == '{"task_id": "<$.dynamodb.Keys.task_id.S>"}'
+    assert parameters["StartingPosition"] == "TRIM_HORIZON"
+    assert parameters["BatchSize"] == 10
+    assert parameters["MaximumRetryAttempts"] == 3
+    assert parameters["MaximumRecordAgeInSeconds"] == 3600
+    assert parameters["OnPartialBatchItemFailure"] == "AUTOMATIC_BISECT"
+    assert parameters["DeadLetterConfig"]["Arn"] == _queue_arn(applied, pipeline["dispatch_pipe_dlq_url"])
+    patterns = [json.loads(f["Pattern"]) for f in pipe["SourceParameters"]["FilterCriteria"]["Filters"]]
+    assert _canonical(patterns) == _canonical(BECOMES_PENDING)
+    # No dispatcher function and no stream mapping in pipe mode.
+    assert pipeline["dispatcher_function_name"] is None
+    lam = applied.client("lambda")
+    assert (
+        lam.list_event_source_mappings(EventSourceArn=pipeline["tasks_stream_arn"])["EventSourceMappings"]
+        == []
+    )
