@@ -96,14 +96,18 @@ def _lease_seconds(context: LambdaContext) -> int:
 
 
 def _prepare_redelivery(record: SQSRecord, claimed: Task | None) -> None:
-    """Before reporting a retryable failure: hand the claim back and shorten the wait for redelivery."""
-    if claimed is not None:
-        task_store.release(claimed)
+    """Before reporting a retryable failure: shorten the wait for redelivery and hand the claim back.
+
+    The visibility change comes first: the claim needs no release for this message's next receive to
+    take it again (see ``task_store.claim``), so the release only helps a duplicate message.
+    """
     backoff = config.RetryBackoff.from_env().for_receive(_receive_count(record))
     clients.sqs().change_message_visibility(
         QueueUrl=config.scrape_queue_url(), ReceiptHandle=record.receipt_handle, VisibilityTimeout=backoff
     )
     logger.info("retry scheduled", extra={"visibility_seconds": backoff})
+    if claimed is not None:
+        task_store.release(claimed)
 
 
 def process_message(record: SQSRecord, context: LambdaContext) -> Outcome:
@@ -115,6 +119,10 @@ def process_message(record: SQSRecord, context: LambdaContext) -> Outcome:
         logger.error("unreadable message sent to DLQ", extra={"reason": exc.reason})
         send_to_dlq(record, exc.reason)
         return Outcome.UNREADABLE
+    except Exception:
+        logger.exception("retryable failure before the claim")
+        _prepare_redelivery(record, None)
+        raise
     logger.append_keys(job_id=task.job_id)
     if task.is_terminal:
         logger.info("duplicate delivery of a terminal task", extra={"status": task.status.value})
@@ -129,6 +137,10 @@ def process_message(record: SQSRecord, context: LambdaContext) -> Outcome:
     except task_store.TransitionRejected:
         logger.info("task is held by another delivery or already moved on")
         return Outcome.BUSY
+    except Exception:
+        logger.exception("retryable failure while claiming")
+        _prepare_redelivery(record, None)
+        raise
     try:
         return _scrape_claimed(claimed, context)
     except Exception:

@@ -8,6 +8,7 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 
 from outreach import clients, clock, scraper, task_store
 from outreach.task_model import Status, Task
@@ -271,3 +272,50 @@ def test_a_redelivery_after_a_retryable_failure_claims_again_and_finishes(
     done = task_store.get_task(task.task_id)
     assert done is not None and done.status is Status.FINISHED and done.attempts == 2
     assert task_store.job_counts("job-1")["Finished"] == 1
+
+
+class _ThrottledDynamoDb:
+    """Passes calls through, except that the named operations are throttled."""
+
+    def __init__(self, throttled: set[str]) -> None:
+        self.real = clients.dynamodb()
+        self.throttled = throttled
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self.throttled:
+
+            def throttle(**kwargs: Any) -> Any:
+                raise ClientError(
+                    {"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "slow down"}},
+                    name,
+                )
+
+            return throttle
+        return getattr(self.real, name)
+
+
+@pytest.mark.parametrize("operation", ["get_item", "transact_write_items"])
+def test_dynamodb_throttling_is_retried_with_the_backoff_and_never_fails_the_task(
+    resources: Resources,
+    site: CountingServer,
+    lambda_context: FakeContext,
+    monkeypatch: pytest.MonkeyPatch,
+    operation: str,
+) -> None:
+    # GIVEN a tasks table that throttles reads or transitions
+    task = _task_for(site.base_url)
+    spy = _VisibilitySpy()
+    real_dynamodb = clients.dynamodb
+    throttled = _ThrottledDynamoDb({operation})
+    monkeypatch.setattr(clients, "sqs", lambda: spy)
+    monkeypatch.setattr(clients, "dynamodb", lambda: throttled)
+    # WHEN the task is delivered
+    _enqueue(resources, json.dumps({"task_id": task.task_id}))
+    event = sqs_event_from_queue(resources.queue_url)
+    response = scraper.lambda_handler(event, lambda_context)
+    # THEN the message is reported for a retry after the backoff, and the task is not failed
+    monkeypatch.setattr(clients, "dynamodb", real_dynamodb)
+    assert response == {"batchItemFailures": [{"itemIdentifier": event["Records"][0]["messageId"]}]}
+    assert spy.visibility == [120]
+    after = task_store.get_task(task.task_id)
+    assert after is not None and after.status is Status.PENDING
