@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from outreach_tools.localaws.clock import VirtualClock, install_in_moto
+from outreach_tools.localaws.dynamodb_transactions import make_transactions_atomic
 
 DEFAULT_PORT = 4566
 
@@ -111,6 +112,7 @@ def embedded_aws(port: int | None = None, clock: VirtualClock | None = None) -> 
 
     disable_lambda_push()
     evaluate_bucket_policies_as_tls()
+    make_transactions_atomic()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     if clock is not None:
         install_in_moto(clock)
