@@ -38,7 +38,7 @@ fmt: $(VPY) ## Format Python and Terraform
 
 .PHONY: pytest
 pytest: $(VPY) ## Unit, policy and short end-to-end tests
-	$(VPY) -m pytest
+	$(VPY) -m pytest -m "not slow"
 
 .PHONY: test
 test: lint lint-policies except-lint terraform-check checkov pytest ## Everything CI runs
@@ -117,3 +117,7 @@ local: package ## The pipeline on loopback: embedded AWS, terraform apply, polle
 .PHONY: semantics
 semantics: $(VPY) ## Delivery-semantics tests of the embedded AWS pollers
 	$(VPY) -m pytest tests/unit/localaws -q
+
+.PHONY: chaos
+chaos: $(VPY) ## Fault scenarios on the embedded AWS, full size (short forms + the 3,575-task spike)
+	$(VPY) -m pytest tests/e2e -m "slow or not slow" -p no:cacheprovider

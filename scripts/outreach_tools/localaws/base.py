@@ -64,6 +64,11 @@ class SourceStats:
         with self._lock:
             self.in_flight -= 1
 
+    def reset_peak(self) -> None:
+        """Start a new measurement of ``max_in_flight`` from what is in flight now."""
+        with self._lock:
+            self.max_in_flight = self.in_flight
+
     def add(self, **counts: int) -> None:
         with self._lock:
             for name, value in counts.items():

@@ -449,6 +449,12 @@ class FunctionRuntime:
                 stats.in_flight -= 1
 
     # -- faults and teardown -------------------------------------------------------------------
+    def reset_peak(self, function: str) -> None:
+        """Start a new measurement of ``max_in_flight`` for ``function`` from what is in flight now."""
+        with self._lock:
+            stats = self.stats.setdefault(function, FunctionStats())
+            stats.max_in_flight = stats.in_flight
+
     def in_flight_workers(self, function: str) -> list[int]:
         """PIDs of the workers currently running an invocation of ``function``."""
         with self._lock:

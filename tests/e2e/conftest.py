@@ -1,0 +1,225 @@
+"""The whole pipeline on the embedded AWS, brought up once for the package.
+
+``terraform/environments/local`` is applied once (about 75 s) against an in-process moto server;
+every scenario creates its own job over its own web farm sites, so scenarios never see each other's
+tasks, fetches or results. moto's state is global to the pytest process: the stack is torn down when
+the package ends, before any other test package runs, and nothing here resets state other tests own.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from outreach.task_ids import normalise_url, scrape_task_id
+from outreach_tools.local_run import TERMINAL, LocalStack, local_stack
+from outreach_tools.localaws import faults as fault_injection
+from outreach_tools.localaws.webfarm import Site
+from outreach_tools.packaging import build_packages
+
+pytestmark = pytest.mark.e2e
+
+# Set to a file path to get one JSON line of figures per scenario (docs/reliability.md).
+FIGURES_ENV = "OUTREACH_E2E_FIGURES"
+# Sites in the farm: the 3,575 of the full load spike plus room for every other scenario.
+FARM_SITES = 4200
+CLOCK_SCALE = 10.0
+# Fast kinds: no deliberate delays, so short scenarios stay short.
+FAST_KINDS = ("normal", "redirect", "missing", "gone", "binary", "oversized")
+
+
+@dataclass
+class SitePool:
+    """Hands out farm sites so that no two scenarios share one (hit counts stay per scenario)."""
+
+    sites: list[Site]
+    used: set[int] = field(default_factory=set)
+
+    def take(self, count: int, kinds: Iterable[str] = FAST_KINDS) -> list[Site]:
+        wanted = set(kinds)
+        chosen = [s for s in self.sites if s.kind in wanted and s.number not in self.used][:count]
+        if len(chosen) < count:
+            raise AssertionError(f"the farm has only {len(chosen)} unused sites of kinds {sorted(wanted)}")
+        self.used.update(s.number for s in chosen)
+        return chosen
+
+
+@dataclass
+class E2E:
+    """The running stack plus what the scenarios need around it."""
+
+    stack: LocalStack
+    pool: SitePool
+    figures: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def scraper(self) -> str:
+        return str(self.stack.pipeline["scraper_function_name"])
+
+    @property
+    def dispatcher(self) -> str:
+        return str(self.stack.pipeline["dispatcher_function_name"])
+
+    @property
+    def results_bucket(self) -> str:
+        return str(self.stack.pipeline["results_bucket"])
+
+    @property
+    def failure_bucket(self) -> str:
+        return str(self.stack.pipeline["dispatch_failure_bucket"])
+
+    @property
+    def scrape_queue_url(self) -> str:
+        return str(self.stack.pipeline["scrape_queue_url"])
+
+    @property
+    def scrape_queue_name(self) -> str:
+        return self.scrape_queue_url.rsplit("/", 1)[1]
+
+    def url(self, site: Site) -> str:
+        return self.stack.farm.url(site.number)
+
+    def task_id(self, job_id: str, site: Site) -> str:
+        return scrape_task_id(job_id, normalise_url(self.url(site)))
+
+    def create_job(self, job_id: str, sites: list[Site]) -> dict[Site, str]:
+        creation = self.stack.create_job(job_id, [self.url(s) for s in sites])
+        assert len(creation.created) == len(sites), creation
+        return {site: self.task_id(job_id, site) for site in sites}
+
+    def scraper_mapping(self) -> dict[str, Any]:
+        return self._mapping(":sqs:")
+
+    def stream_mapping(self) -> dict[str, Any]:
+        return self._mapping(":dynamodb:")
+
+    def _mapping(self, source: str) -> dict[str, Any]:
+        listed = self.stack.client("lambda").list_event_source_mappings()["EventSourceMappings"]
+        found = [m for m in listed if source in m["EventSourceArn"]]
+        assert len(found) == 1, listed
+        mapping: dict[str, Any] = found[0]
+        return mapping
+
+    def sqs_poller_stats(self) -> dict[str, int]:
+        """Counters of the running SQS mapping poller (the one started from the current config)."""
+        pollers = self.stack.cloud.pollers("sqs")
+        assert len(pollers) == 1
+        return pollers[0].stats.as_dict()
+
+    def stream_poller_stats(self) -> dict[str, int]:
+        pollers = self.stack.cloud.pollers("stream")
+        assert len(pollers) == 1
+        return pollers[0].stats.as_dict()
+
+    def wait_for_poller(self, kind: str, config_key: str, value: Any, timeout: float = 30.0) -> None:
+        """Wait until the discovery loop runs a poller of ``kind`` started from the changed config."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for entry in self.stack.cloud.pollers(kind):
+                mapping = getattr(entry, "mapping", {})
+                if mapping.get(config_key) == value:
+                    return
+            time.sleep(0.2)
+        raise AssertionError(f"no {kind} poller with {config_key}={value!r} within {timeout}s")
+
+    def busy(self) -> bool:
+        return any(s.in_flight for s in self.stack.runtime.stats.values())
+
+    def wait_terminal(
+        self,
+        job_id: str,
+        total: int,
+        *,
+        timeout: float = 120.0,
+        idle_skip: float = 300.0,
+        settle: float = 1.0,
+    ) -> dict[str, int]:
+        """Wait until every task of the job is terminal; returns the job counters.
+
+        When nothing is in flight and the counters did not move for ``settle`` seconds, nothing can
+        happen before a virtual deadline (visibility timeout, backoff, lease): the clock jumps
+        ``idle_skip`` virtual seconds, so idle minutes cost no wall time.
+        """
+        deadline = time.monotonic() + timeout
+        previous: dict[str, int] | None = None
+        unchanged_since = time.monotonic()
+        counts: dict[str, int] = {}
+        while time.monotonic() < deadline:
+            counts = self.stack.job_counts(job_id)
+            if sum(counts.get(s, 0) for s in TERMINAL) >= total:
+                return counts
+            now = time.monotonic()
+            if counts != previous or self.busy():
+                unchanged_since = now
+            elif idle_skip and now - unchanged_since >= settle:
+                self.stack.clock.advance(idle_skip)
+                unchanged_since = now
+            previous = counts
+            time.sleep(0.2)
+        raise AssertionError(f"job {job_id} not terminal within {timeout}s: {counts}; {self.diagnosis()}")
+
+    def diagnosis(self) -> str:
+        """What the pollers did and the last delivery errors, for a failure message."""
+        summary = self.stack.cloud.summary()
+        errors = [e for e in self.stack.journal.entries() if "error" in e["kind"] or "stopped" in e["kind"]]
+        return f"sources={summary['sources']} functions={summary['functions']} journal={errors[-5:]}"
+
+    def wait_until(
+        self,
+        condition: Callable[[], bool],
+        timeout: float = 60.0,
+        what: str = "condition",
+        describe: Callable[[], object] | None = None,
+    ) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if condition():
+                return
+            time.sleep(0.1)
+        state = f": {describe()}" if describe is not None else ""
+        state += f"; {self.diagnosis()}"
+        raise AssertionError(f"{what} not met within {timeout}s{state}")
+
+    def task_rows(self, job_id: str) -> dict[str, dict[str, Any]]:
+        return {row["task_id"]: row for row in self.stack.tasks(job_id)}
+
+    def record(self, scenario: str, **figures: Any) -> None:
+        """Keep a scenario's figures; written to $OUTREACH_E2E_FIGURES when the package ends."""
+        self.figures.append({"scenario": scenario, **figures})
+
+
+@pytest.fixture(scope="package")
+def e2e(tmp_path_factory: pytest.TempPathFactory) -> Iterator[E2E]:
+    logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)
+    package_dir: Path = tmp_path_factory.mktemp("dist")
+    build_packages(dist_dir=package_dir)
+    with local_stack(sites=FARM_SITES, port=None, scale=CLOCK_SCALE, package_dir=package_dir) as stack:
+        harness = E2E(stack, SitePool(list(stack.farm.sites)))
+        yield harness
+    target = os.environ.get(FIGURES_ENV)
+    if target and harness.figures:
+        with Path(target).open("a", encoding="utf-8") as handle:
+            for entry in harness.figures:
+                handle.write(json.dumps(entry, sort_keys=True) + "\n")
+
+
+@pytest.fixture
+def faults() -> Iterator[fault_injection.Faults]:
+    with fault_injection.inject() as active:
+        yield active
+
+
+def virtual_elapsed(e2e: E2E, started: float) -> float:
+    return round(e2e.stack.clock.now() - started, 1)
+
+
+def terminal_rows(rows: dict[str, dict[str, Any]]) -> int:
+    return sum(1 for row in rows.values() if row["status"] in TERMINAL)

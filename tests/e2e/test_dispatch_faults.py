@@ -1,0 +1,135 @@
+"""Faults between the tasks stream and the scrape queue, handled by the applied stream mapping.
+
+- A poison record (its SendMessageBatch hangs past the dispatcher's timeout, every time) is isolated
+  by bisect, retried up to the mapping's limit and written to the S3 failure bucket; every other
+  record of its batch is dispatched exactly once.
+- SQS unavailable for a while (SendMessageBatch fails every entry) makes the dispatcher report the
+  first unsent record; the mapping retries from it and, with an outage shorter than the retries
+  allow, every task is dispatched exactly once and nothing reaches the failure bucket.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from outreach_tools.localaws.faults import Faults
+from tests.e2e.conftest import E2E, virtual_elapsed
+
+# The dispatcher sends a chunk once and resends failed entries twice before reporting the record.
+SEND_CALLS_PER_INVOCATION = 3
+
+
+def _delta(after: dict[str, int], before: dict[str, int], name: str) -> int:
+    return after[name] - before[name]
+
+
+def test_a_poison_stream_record_is_isolated_by_bisect_and_lands_in_the_s3_failure_bucket(
+    e2e: E2E, faults: Faults
+) -> None:
+    # GIVEN the applied stream mapping (bisect, retry limit, S3 on-failure destination)
+    mapping = e2e.stream_mapping()
+    assert mapping["BisectBatchOnFunctionError"] is True
+    retries = int(mapping["MaximumRetryAttempts"])
+    batch_size = int(mapping["BatchSize"])
+    timeout = int(
+        e2e.stack.client("lambda").get_function_configuration(FunctionName=e2e.dispatcher)["Timeout"]
+    )
+    # AND a job of one stream batch whose 4th task's message hangs past the dispatcher's timeout
+    started_wall, started_virtual = time.monotonic(), e2e.stack.clock.now()
+    sites = e2e.pool.take(batch_size)
+    job_id = "e2e-poison"
+    poison = e2e.task_id(job_id, sites[3])
+    stall = faults.stall_send(poison, e2e.stack.clock, jump_seconds=timeout + 1)
+    failures_before = set(e2e.stack.objects(e2e.failure_bucket))
+    stats_before = e2e.stream_poller_stats()
+
+    # WHEN the job is created
+    task_ids = e2e.create_job(job_id, sites)
+    e2e.wait_until(
+        lambda: len(set(e2e.stack.objects(e2e.failure_bucket)) - failures_before) >= 1,
+        timeout=120,
+        what="a failure record",
+    )
+    counts = e2e.wait_terminal(job_id, len(sites) - 1, timeout=120)
+
+    # THEN exactly one failure record was written, for the poison record alone, after the retry limit
+    new_records = sorted(set(e2e.stack.objects(e2e.failure_bucket)) - failures_before)
+    assert len(new_records) == 1
+    body = e2e.stack.client("s3").get_object(Bucket=e2e.failure_bucket, Key=new_records[0])["Body"].read()
+    record = json.loads(body)
+    assert record["requestContext"]["condition"] == "RetryAttemptsExhausted"
+    assert record["requestContext"]["approximateInvokeCount"] == retries + 1
+    assert record["DDBStreamBatchInfo"]["batchSize"] == 1
+    payload = json.loads(record["payload"])["Records"]
+    assert [r["dynamodb"]["Keys"]["task_id"]["S"] for r in payload] == [poison]
+    # AND the batch was split to get there
+    stats_after = e2e.stream_poller_stats()
+    assert _delta(stats_after, stats_before, "bisections") >= 1
+    assert _delta(stats_after, stats_before, "discarded_records") == 1
+    # AND every other task was dispatched exactly once and reached a terminal state
+    others = [tid for tid in task_ids.values() if tid != poison]
+    assert [faults.sends_of(e2e.scrape_queue_name, tid) for tid in others] == [1] * len(others)
+    rows = e2e.task_rows(job_id)
+    assert all(rows[tid]["status"] in ("Finished", "Failed") for tid in others)
+    assert sum(counts.get(s, 0) for s in ("Finished", "Failed")) == len(others)
+    # AND the poison task was never sent: it stays Pending, visible in the failure record
+    assert faults.sends_of(e2e.scrape_queue_name, poison) == 0
+    assert rows[poison]["status"] == "Pending"
+    assert stall.fired >= retries + 1
+    e2e.record(
+        "poison stream record",
+        tasks=len(sites),
+        dispatched=len(others),
+        failure_records=len(new_records),
+        poison_invocations=stall.fired,
+        bisections=_delta(stats_after, stats_before, "bisections"),
+        lost=len(others) - sum(counts.get(s, 0) for s in ("Finished", "Failed")),
+        duplicates=sum(faults.sends_of(e2e.scrape_queue_name, tid) for tid in others) - len(others),
+        wall_seconds=round(time.monotonic() - started_wall, 1),
+        virtual_seconds=virtual_elapsed(e2e, started_virtual),
+    )
+
+
+def test_sqs_unavailable_during_dispatch_is_retried_from_the_failed_record_and_skips_nothing(
+    e2e: E2E, faults: Faults
+) -> None:
+    # GIVEN the applied stream mapping's retry limit, and an SQS outage shorter than it allows:
+    # each retry of a batch costs SEND_CALLS_PER_INVOCATION calls, the limit allows (retries + 1) of them
+    mapping = e2e.stream_mapping()
+    retries = int(mapping["MaximumRetryAttempts"])
+    outage_calls = 2 * SEND_CALLS_PER_INVOCATION
+    assert outage_calls < (retries + 1) * SEND_CALLS_PER_INVOCATION
+    started_wall, started_virtual = time.monotonic(), e2e.stack.clock.now()
+    sites = e2e.pool.take(20)
+    job_id = "e2e-sqs-outage"
+    outage = faults.sqs_outage(e2e.scrape_queue_name, calls=outage_calls)
+    failures_before = set(e2e.stack.objects(e2e.failure_bucket))
+    stats_before = e2e.stream_poller_stats()
+
+    # WHEN the job is created while SendMessageBatch fails, and SQS then recovers
+    task_ids = e2e.create_job(job_id, sites)
+    counts = e2e.wait_terminal(job_id, len(sites), timeout=120)
+
+    # THEN the outage really happened, and the mapping retried from the reported record
+    assert outage.fired == outage_calls
+    stats_after = e2e.stream_poller_stats()
+    assert _delta(stats_after, stats_before, "reported_failures") == 2
+    assert _delta(stats_after, stats_before, "retries") == 2
+    assert _delta(stats_after, stats_before, "discarded_records") == 0
+    # AND every task was dispatched exactly once (counted at SQS) and is terminal
+    assert [faults.sends_of(e2e.scrape_queue_name, tid) for tid in task_ids.values()] == [1] * len(sites)
+    assert sum(counts.get(s, 0) for s in ("Finished", "Failed")) == len(sites)
+    # AND nothing went to the failure bucket
+    assert set(e2e.stack.objects(e2e.failure_bucket)) == failures_before
+    e2e.record(
+        "SQS unavailable during dispatch",
+        tasks=len(sites),
+        failed_send_calls=outage.fired,
+        stream_retries=_delta(stats_after, stats_before, "retries"),
+        failure_records=0,
+        lost=len(sites) - sum(counts.get(s, 0) for s in ("Finished", "Failed")),
+        duplicates=0,
+        wall_seconds=round(time.monotonic() - started_wall, 1),
+        virtual_seconds=virtual_elapsed(e2e, started_virtual),
+    )
