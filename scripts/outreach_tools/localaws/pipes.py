@@ -19,7 +19,7 @@ from typing import Any
 from outreach_tools.localaws.base import Journal, arn_parts, client
 from outreach_tools.localaws.clock import VirtualClock
 from outreach_tools.localaws.patterns import compile_filters
-from outreach_tools.localaws.stream_poller import Outcome, ShardConsumer, StreamSource, _iso
+from outreach_tools.localaws.stream_poller import Outcome, StreamSource, _iso
 
 _PLACEHOLDER = re.compile(r"<\$\.([A-Za-z0-9_.\-\[\]]+)>")
 
@@ -93,30 +93,6 @@ class PipePoller(StreamSource):
         self.target_url: str = self._sqs.get_queue_url(QueueName=queue, QueueOwnerAWSAccountId=account)[
             "QueueUrl"
         ]
-
-    def _consumer(self, shard_id: str) -> ShardConsumer:
-        return ShardConsumer(
-            name=self.name,
-            streams=self._streams,
-            stream_arn=self.stream_arn,
-            shard_id=shard_id,
-            starting_position=self.starting_position,
-            batch_size=self.batch_size,
-            window=self.window,
-            filters=self.filters,
-            bisect=self.bisect,
-            maximum_retry_attempts=self.maximum_retry_attempts,
-            maximum_record_age=self.maximum_record_age,
-            clock=self.clock,
-            stats=self.stats,
-            journal=self.journal,
-            deliver=self._deliver,
-            discard=lambda records, condition, outcome, invocations: self._discard(
-                shard_id, records, condition, outcome, invocations
-            ),
-            stop=self._stop,
-            after_sequence_number=self._initial_checkpoints.get(shard_id),
-        )
 
     def _body(self, record: dict[str, Any]) -> str:
         return render_template(self.template, record) if self.template else json.dumps(record)

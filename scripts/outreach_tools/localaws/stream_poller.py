@@ -267,9 +267,47 @@ class StreamSource(abc.ABC):
     def checkpoints(self) -> dict[str, str]:
         return {shard: c.checkpoint for shard, c in self.consumers.items() if c.checkpoint is not None}
 
+    # Set by each source from its applied configuration.
+    batch_size: int
+    window: float
+    filters: Any
+    bisect: bool
+    maximum_retry_attempts: int
+    maximum_record_age: int
+
     @abc.abstractmethod
+    def _deliver(self, records: list[dict[str, Any]]) -> Outcome:
+        """Hand one batch to the target (function or queue) and say how it went."""
+
+    @abc.abstractmethod
+    def _discard(
+        self, shard_id: str, records: list[dict[str, Any]], condition: str, outcome: Outcome, invocations: int
+    ) -> None:
+        """Send records that exhausted retries or age to the on-failure destination."""
+
     def _consumer(self, shard_id: str) -> ShardConsumer:
-        """A consumer for ``shard_id`` wired to this source's delivery and discard hooks."""
+        return ShardConsumer(
+            name=self.name,
+            streams=self._streams,
+            stream_arn=self.stream_arn,
+            shard_id=shard_id,
+            starting_position=self.starting_position,
+            batch_size=self.batch_size,
+            window=self.window,
+            filters=self.filters,
+            bisect=self.bisect,
+            maximum_retry_attempts=self.maximum_retry_attempts,
+            maximum_record_age=self.maximum_record_age,
+            clock=self.clock,
+            stats=self.stats,
+            journal=self.journal,
+            deliver=self._deliver,
+            discard=lambda records, condition, outcome, invocations: self._discard(
+                shard_id, records, condition, outcome, invocations
+            ),
+            stop=self._stop,
+            after_sequence_number=self._initial_checkpoints.get(shard_id),
+        )
 
     def start(self) -> None:
         description = self._streams.describe_stream(StreamArn=self.stream_arn)["StreamDescription"]
@@ -347,30 +385,6 @@ class StreamMappingPoller(StreamSource):
         self.report_failures = "ReportBatchItemFailures" in (mapping.get("FunctionResponseTypes") or [])
         destination = ((mapping.get("DestinationConfig") or {}).get("OnFailure") or {}).get("Destination")
         self.on_failure: str | None = destination or None
-
-    def _consumer(self, shard_id: str) -> ShardConsumer:
-        return ShardConsumer(
-            name=self.uuid,
-            streams=self._streams,
-            stream_arn=self.stream_arn,
-            shard_id=shard_id,
-            starting_position=self.starting_position,
-            batch_size=self.batch_size,
-            window=self.window,
-            filters=self.filters,
-            bisect=self.bisect,
-            maximum_retry_attempts=self.maximum_retry_attempts,
-            maximum_record_age=self.maximum_record_age,
-            clock=self.clock,
-            stats=self.stats,
-            journal=self.journal,
-            deliver=self._deliver,
-            discard=lambda records, condition, outcome, invocations: self._discard(
-                shard_id, records, condition, outcome, invocations
-            ),
-            stop=self._stop,
-            after_sequence_number=self._initial_checkpoints.get(shard_id),
-        )
 
     def _deliver(self, records: list[dict[str, Any]]) -> Outcome:
         result = self.runtime.invoke(self.function, {"Records": records})
