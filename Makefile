@@ -13,7 +13,7 @@ export TF_PLUGIN_DIR
 
 .PHONY: help
 help: ## List the targets
-	@grep -hE '^[a-z][a-z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z][a-z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
 $(VPY): pyproject.toml
 	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
