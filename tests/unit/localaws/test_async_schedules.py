@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -148,3 +149,29 @@ def test_a_rule_without_invoke_permission_is_a_delivery_failure_that_goes_to_the
     assert lab.invocations() == []
     message = lab.sqs.receive_message(QueueUrl=dlq_url, MessageAttributeNames=["All"])["Messages"][0]
     assert message["MessageAttributes"]["ERROR_CODE"]["StringValue"] == "AccessDeniedException"
+
+
+def test_a_rate_schedule_fires_at_each_interval_and_stays(
+    lab: Lab, clock: VirtualClock, machinery: tuple[AsyncInvoker, ScheduleRunner]
+) -> None:
+    # GIVEN a Scheduler rate(30 minutes) schedule, like the email reconciler's
+    fn = _timed_function(lab, "every-half-hour")
+    sch = client("scheduler", lab.endpoint)
+    start = clock.now()
+    sch.create_schedule(
+        Name="reconcile-email",
+        ScheduleExpression="rate(30 minutes)",
+        FlexibleTimeWindow={"Mode": "OFF"},
+        Target={"Arn": fn, "RoleArn": lab.role, "Input": json.dumps({"kind": "email"})},
+    )
+    # WHEN 95 virtual minutes pass in 5-minute steps the runner observes one by one
+    for _ in range(19):
+        time.sleep(0.2)
+        clock.advance(300)
+    wait_for(lambda: len(lab.invocations()) >= 3)
+    # THEN it fired three times, about 30 minutes apart, and the schedule is still there
+    times = _invocation_times(lab)
+    assert len(times) == 3
+    gaps = [later - earlier for earlier, later in zip([start, *times], times, strict=False)]
+    assert all(1500 <= gap <= 2100 for gap in gaps[1:]), gaps
+    assert [s["Name"] for s in sch.list_schedules()["Schedules"]] == ["reconcile-email"]
