@@ -1,0 +1,57 @@
+"""Dependencies point one way: Lambda code imports no tooling, and handlers share the core, not each other."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "functions" / "outreach"
+HANDLERS = {"outreach.dispatcher", "outreach.scraper", "outreach.email_worker", "outreach.reconcilers"}
+TOOLING = ("outreach_tools", "tests", "moto", "pytest", "python_terraform")
+
+
+def _imports(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_under(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def test_lambda_code_imports_no_tooling() -> None:
+    offenders = {
+        f"{_module_name(path)} imports {name}"
+        for path in PACKAGE.rglob("*.py")
+        for name in _imports(path)
+        if any(_is_under(name, tool) for tool in TOOLING)
+    }
+    assert offenders == set()
+
+
+def test_no_module_imports_a_handler_so_handlers_share_only_the_core() -> None:
+    offenders = set()
+    for path in PACKAGE.rglob("*.py"):
+        module = _module_name(path)
+        own = {handler for handler in HANDLERS if _is_under(module, handler)}
+        for name in _imports(path):
+            for handler in HANDLERS - own:
+                if _is_under(name, handler):
+                    offenders.add(f"{module} imports {name}")
+    assert offenders == set()
+
+
+def test_the_checks_see_the_handlers() -> None:
+    modules = {_module_name(path) for path in PACKAGE.rglob("*.py")}
+    assert {"outreach.dispatcher", "outreach.scraper"} <= modules
