@@ -15,7 +15,7 @@ from outreach.task_model import Status, Task
 from tests.support.aws import REGION, Resources, receive_all
 from tests.support.events import sqs_event_from_queue
 from tests.support.lambda_context import FakeContext
-from tests.support.web import CountingServer, Response, counting_server
+from tests.support.web_farm import Reply, WebFarm, running_farm
 
 HOME = """<html lang="de"><head><title>Muster GmbH</title>
 <meta name="description" content="Maschinenbau aus Ulm"></head>
@@ -26,11 +26,11 @@ CONTACT = (
 
 
 @pytest.fixture
-def site(resources: Resources, monkeypatch: pytest.MonkeyPatch) -> Iterator[CountingServer]:
+def site(resources: Resources, monkeypatch: pytest.MonkeyPatch) -> Iterator[WebFarm]:
     monkeypatch.setenv("SCRAPER_ALLOW_LOOPBACK", "1")
     monkeypatch.setenv("SCRAPER_CONNECT_TIMEOUT_SECONDS", "2")
     monkeypatch.setenv("SCRAPER_READ_TIMEOUT_SECONDS", "2")
-    with counting_server() as server:
+    with running_farm() as server:
         server.html("/", HOME)
         server.html("/kontakt", CONTACT)
         yield server
@@ -58,9 +58,9 @@ def _result_objects(resources: Resources) -> list[str]:
 
 
 def test_a_pending_task_is_scraped_stored_in_s3_and_finished(
-    resources: Resources, site: CountingServer, lambda_context: FakeContext
+    resources: Resources, site: WebFarm, lambda_context: FakeContext
 ) -> None:
-    task = _task_for(site.base_url)
+    task = _task_for(site.url())
     response = _deliver(resources, lambda_context, json.dumps({"task_id": task.task_id}))
     done = task_store.get_task(task.task_id)
     assert response == {"batchItemFailures": []}
@@ -75,10 +75,10 @@ def test_a_pending_task_is_scraped_stored_in_s3_and_finished(
 
 
 def test_duplicate_delivery_of_a_finished_task_does_no_fetch_and_no_write(
-    resources: Resources, site: CountingServer, lambda_context: FakeContext
+    resources: Resources, site: WebFarm, lambda_context: FakeContext
 ) -> None:
     # GIVEN a task that was finished by its first delivery
-    task = _task_for(site.base_url)
+    task = _task_for(site.url())
     _deliver(resources, lambda_context, json.dumps({"task_id": task.task_id}))
     finished = task_store.get_task(task.task_id)
     hits_before, objects_before = site.total_hits(), _result_objects(resources)
@@ -93,9 +93,9 @@ def test_duplicate_delivery_of_a_finished_task_does_no_fetch_and_no_write(
 
 
 def test_job_counts_are_exact_after_duplicate_deliveries(
-    resources: Resources, site: CountingServer, lambda_context: FakeContext
+    resources: Resources, site: WebFarm, lambda_context: FakeContext
 ) -> None:
-    task = _task_for(site.base_url)
+    task = _task_for(site.url())
     for _ in range(3):
         _deliver(resources, lambda_context, json.dumps({"task_id": task.task_id}))
     assert task_store.job_counts("job-1") == {
@@ -108,10 +108,10 @@ def test_job_counts_are_exact_after_duplicate_deliveries(
 
 
 def test_a_delivery_of_a_task_held_by_another_live_delivery_is_acknowledged_without_work(
-    resources: Resources, site: CountingServer, lambda_context: FakeContext
+    resources: Resources, site: WebFarm, lambda_context: FakeContext
 ) -> None:
     # GIVEN another delivery has claimed the task and is still working on it
-    task = _task_for(site.base_url)
+    task = _task_for(site.url())
     task_store.claim(task, message_id="other-delivery", receive_count=1, lease_seconds=600)
     # WHEN a second message for the task arrives
     response = _deliver(resources, lambda_context, json.dumps({"task_id": task.task_id}))
@@ -123,11 +123,11 @@ def test_a_delivery_of_a_task_held_by_another_live_delivery_is_acknowledged_with
 
 
 def test_fatal_error_marks_the_task_failed_and_is_not_reported(
-    resources: Resources, site: CountingServer, lambda_context: FakeContext
+    resources: Resources, site: WebFarm, lambda_context: FakeContext
 ) -> None:
     # GIVEN a site whose home page is gone
-    site.routes["/"] = lambda: Response(status=404, body=b"gone")
-    task = _task_for(site.base_url)
+    site.route("/", Reply(status=404, body=b"gone"))
+    task = _task_for(site.url())
     # WHEN it is delivered
     response = _deliver(resources, lambda_context, json.dumps({"task_id": task.task_id}))
     # THEN the task failed with the reason, no retry is asked for and the message is gone
@@ -194,7 +194,7 @@ class _VisibilitySpy:
 
 
 def test_unknown_error_is_reported_the_claim_released_and_visibility_set_to_the_backoff(
-    resources: Resources, site: CountingServer, lambda_context: FakeContext, monkeypatch: pytest.MonkeyPatch
+    resources: Resources, site: WebFarm, lambda_context: FakeContext, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN a scrape that fails in a way nobody classified
     def explode(*args: Any, **kwargs: Any) -> Any:
@@ -203,7 +203,7 @@ def test_unknown_error_is_reported_the_claim_released_and_visibility_set_to_the_
     monkeypatch.setattr(scraper, "scrape_site", explode)
     spy = _VisibilitySpy()
     monkeypatch.setattr(clients, "sqs", lambda: spy)
-    task = _task_for(site.base_url)
+    task = _task_for(site.url())
     # WHEN it is delivered
     _enqueue(resources, json.dumps({"task_id": task.task_id}))
     event = sqs_event_from_queue(resources.queue_url)
@@ -216,14 +216,14 @@ def test_unknown_error_is_reported_the_claim_released_and_visibility_set_to_the_
 
 
 def test_the_retry_backoff_grows_with_the_receive_count(
-    resources: Resources, site: CountingServer, lambda_context: FakeContext, monkeypatch: pytest.MonkeyPatch
+    resources: Resources, site: WebFarm, lambda_context: FakeContext, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("RETRY_BACKOFF_BASE_SECONDS", "60")
     monkeypatch.setenv("RETRY_BACKOFF_MAX_SECONDS", "200")
-    site.routes["/"] = lambda: Response(status=503, body=b"busy")
+    site.route("/", Reply(status=503, body=b"busy"))
     spy = _VisibilitySpy()
     monkeypatch.setattr(clients, "sqs", lambda: spy)
-    task = _task_for(site.base_url)
+    task = _task_for(site.url())
     _enqueue(resources, json.dumps({"task_id": task.task_id}))
     for receive_count in (1, 2, 3):
         event = sqs_event_from_queue(resources.queue_url)
@@ -243,10 +243,10 @@ def test_the_retry_backoff_grows_with_the_receive_count(
 
 
 def test_a_persistently_failing_site_is_fetched_at_most_three_times_per_delivery_and_retried(
-    resources: Resources, site: CountingServer, lambda_context: FakeContext
+    resources: Resources, site: WebFarm, lambda_context: FakeContext
 ) -> None:
-    site.routes["/"] = lambda: Response(status=503, body=b"busy")
-    task = _task_for(site.base_url)
+    site.route("/", Reply(status=503, body=b"busy"))
+    task = _task_for(site.url())
     response = _deliver(resources, lambda_context, json.dumps({"task_id": task.task_id}))
     assert len(response["batchItemFailures"]) == 1
     assert site.hits["/"] == 3
@@ -255,13 +255,12 @@ def test_a_persistently_failing_site_is_fetched_at_most_three_times_per_delivery
 
 
 def test_a_redelivery_after_a_retryable_failure_claims_again_and_finishes(
-    resources: Resources, site: CountingServer, lambda_context: FakeContext, monkeypatch: pytest.MonkeyPatch
+    resources: Resources, site: WebFarm, lambda_context: FakeContext, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN a site that fails three times (one delivery's attempts) and then answers
     monkeypatch.setenv("RETRY_BACKOFF_BASE_SECONDS", "0")
-    outcomes = iter([Response(status=503), Response(status=503), Response(status=503)])
-    site.routes["/"] = lambda: next(outcomes, Response(body=HOME.encode()))
-    task = _task_for(site.base_url)
+    site.route("/", Reply(status=503), Reply(status=503), Reply(status=503), Reply(body=HOME.encode()))
+    task = _task_for(site.url())
     _enqueue(resources, json.dumps({"task_id": task.task_id}))
     # WHEN the first delivery fails and SQS delivers the message again
     first = scraper.lambda_handler(sqs_event_from_queue(resources.queue_url), lambda_context)
@@ -297,13 +296,13 @@ class _ThrottledDynamoDb:
 @pytest.mark.parametrize("operation", ["get_item", "transact_write_items"])
 def test_dynamodb_throttling_is_retried_with_the_backoff_and_never_fails_the_task(
     resources: Resources,
-    site: CountingServer,
+    site: WebFarm,
     lambda_context: FakeContext,
     monkeypatch: pytest.MonkeyPatch,
     operation: str,
 ) -> None:
     # GIVEN a tasks table that throttles reads or transitions
-    task = _task_for(site.base_url)
+    task = _task_for(site.url())
     spy = _VisibilitySpy()
     real_dynamodb = clients.dynamodb
     throttled = _ThrottledDynamoDb({operation})

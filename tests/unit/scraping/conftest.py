@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from outreach.config import ScrapeSettings
-from tests.unit.scraping.web_farm import CertificateAuthority, WebFarm, issue_certificate, running_farm
+from tests.support.web_farm import CertificateAuthority, WebFarm, issue_certificate, running_farm
 
 TEST_USER_AGENT = "outreach-pipeline-scraper-tests/1.0 (+https://example.invalid/bot)"
 FAST_SETTINGS = ScrapeSettings(

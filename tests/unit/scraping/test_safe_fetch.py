@@ -12,8 +12,8 @@ from outreach.errors import FatalScrapeError, RetryableScrapeError
 from outreach.scraping.address_guard import Resolver, mapping_resolver
 from outreach.scraping.pinned_transport import PinnedBackend
 from outreach.scraping.safe_fetch import FetchedPage, RetryableFetchError, fetch_page
+from tests.support.web_farm import HTML, CertificateAuthority, Reply, WebFarm, unused_port
 from tests.unit.scraping.conftest import TEST_USER_AGENT, deadline_in, settings
-from tests.unit.scraping.web_farm import HTML, CertificateAuthority, Reply, WebFarm, unused_port
 
 PAGE = b"<!DOCTYPE html><html><body><p>Willkommen</p></body></html>"
 LOOPBACK_NAMES = mapping_resolver({"site.test": ["127.0.0.1"], "other.test": ["127.0.0.1"]})

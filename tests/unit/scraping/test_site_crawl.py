@@ -14,8 +14,8 @@ from outreach.scraping import SiteScrape, scrape_site
 from outreach.scraping.address_guard import mapping_resolver
 from outreach.scraping.site_crawl import EXTRA_PAGE_MIN_SECONDS
 from outreach.scraping.site_scrape import PageRecord
+from tests.support.web_farm import Reply, WebFarm
 from tests.unit.scraping.conftest import deadline_in, settings
-from tests.unit.scraping.web_farm import Reply, WebFarm
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "html"
 NAMES = mapping_resolver(

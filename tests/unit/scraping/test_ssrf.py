@@ -13,8 +13,8 @@ from outreach.errors import FatalScrapeError
 from outreach.scraping import scrape_site
 from outreach.scraping.address_guard import Resolver, mapping_resolver
 from outreach.scraping.safe_fetch import fetch_page
+from tests.support.web_farm import WebFarm
 from tests.unit.scraping.conftest import deadline_in, settings
-from tests.unit.scraping.web_farm import WebFarm
 
 PAGE = b"<!DOCTYPE html><html><body>intern</body></html>"
 
