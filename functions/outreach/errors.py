@@ -1,15 +1,15 @@
 """Error classes that decide what the retry machinery does with a failure.
 
 Only errors named here are handled as known outcomes. Anything else is unknown and goes back to the
-retry machinery (SQS redelivery, stream retry, Lambda async retry).
+retry machinery (SQS redelivery, stream retry, Lambda async retry), and a reconciler bounds how long
+its task can stay open.
 """
 
+from __future__ import annotations
 
-class FatalScrapeError(Exception):
-    """A retry cannot fix this site: invalid URL, blocked address, unknown host, 404/410, not HTML.
 
-    The task moves to ``Failed`` with ``reason`` and the message is acknowledged.
-    """
+class ScrapeError(Exception):
+    """A classified scrape failure: ``reason`` is a short stable name, ``detail`` says what happened."""
 
     def __init__(self, reason: str, detail: str = "") -> None:
         super().__init__(f"{reason}: {detail}" if detail else reason)
@@ -17,8 +17,22 @@ class FatalScrapeError(Exception):
         self.detail = detail
 
 
-class RetryableScrapeError(Exception):
-    """A temporary failure (timeout, connection reset, 5xx, 429) that survived the per-URL attempts."""
+class FatalScrapeError(ScrapeError):
+    """A retry cannot fix this site: invalid URL, blocked address, unknown host, 404/410, not HTML.
+
+    The task moves to ``Failed`` with ``reason`` and the message is acknowledged.
+    """
+
+
+class RetryableScrapeError(ScrapeError):
+    """A temporary failure (timeout, connection reset, 5xx, 429) that survived the per-URL attempts.
+
+    ``retry_after`` is the delay in seconds the site asked for (``Retry-After``), if it named one.
+    """
+
+    def __init__(self, reason: str, detail: str = "", *, retry_after: float | None = None) -> None:
+        super().__init__(reason, detail)
+        self.retry_after = retry_after
 
 
 class UnreadableMessageError(Exception):

@@ -176,7 +176,7 @@ def _resolve(host: str, port: int, resolver: Resolver) -> list[IPAddress]:
     except socket.gaierror as exc:
         if exc.errno in _NOT_FOUND_CODES:
             raise FatalScrapeError("dns_not_found", f"{host}: {exc.strerror}") from exc
-        raise RetryableScrapeError(f"dns_error: {host}: {exc.strerror or exc}") from exc
+        raise RetryableScrapeError("dns_error", f"{host}: {exc.strerror or exc}") from exc
     except UnicodeError as exc:
         raise FatalScrapeError("invalid_url", f"host {host!r} cannot be encoded: {exc}") from exc
     addresses: list[IPAddress] = []

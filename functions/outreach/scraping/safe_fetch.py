@@ -78,12 +78,6 @@ MIN_ATTEMPT_SECONDS = 0.05
 class RetryableFetchError(RetryableScrapeError):
     """A temporary failure of one URL that outlasted its attempts; ``reason`` names the last one."""
 
-    def __init__(self, reason: str, detail: str = "", *, retry_after: float | None = None) -> None:
-        super().__init__(f"{reason}: {detail}" if detail else reason)
-        self.reason = reason
-        self.detail = detail
-        self.retry_after = retry_after
-
 
 @dataclass(frozen=True)
 class FetchedPage:
@@ -195,7 +189,7 @@ class _Fetcher:
     def _delay_before_next(self, attempt: int, exc: RetryableScrapeError) -> float | None:
         backoff = min(BACKOFF_MAX_SECONDS, self._backoff_base * 2.0 ** (attempt - 1))
         delay = backoff * random.uniform(0.5, 1.0)
-        retry_after = exc.retry_after if isinstance(exc, RetryableFetchError) else None
+        retry_after = exc.retry_after
         if retry_after is not None:
             if retry_after > MAX_RETRY_AFTER_SECONDS:
                 return None

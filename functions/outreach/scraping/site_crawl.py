@@ -16,7 +16,7 @@ from outreach.errors import FatalScrapeError, RetryableScrapeError
 from outreach.scraping.address_guard import Resolver
 from outreach.scraping.charset import decode_html
 from outreach.scraping.extract import KIND_PRIORITY, CandidateLink, PageExtract, extract_page
-from outreach.scraping.safe_fetch import BACKOFF_BASE_SECONDS, FetchedPage, RetryableFetchError, fetch_page
+from outreach.scraping.safe_fetch import BACKOFF_BASE_SECONDS, FetchedPage, fetch_page
 from outreach.scraping.site_scrape import PageRecord, SiteScrape
 from outreach.scraping.site_urls import page_key, parse_http_url, same_site
 
@@ -70,7 +70,7 @@ def scrape_site(
             pages.append(PageRecord(link.url, _status_of(exc.reason), 0, False, skipped=exc.reason))
             continue
         except RetryableScrapeError as exc:  # outcome: extra page skipped, recorded on its page record
-            reason = exc.reason if isinstance(exc, RetryableFetchError) else "temporary_error"
+            reason = exc.reason
             pages.append(PageRecord(link.url, _status_of(reason), 0, False, skipped=reason))
             continue
         final = parse_http_url(page.url)
