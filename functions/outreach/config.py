@@ -50,28 +50,46 @@ def results_bucket() -> str:
     return _required("RESULTS_BUCKET")
 
 
-@dataclass(frozen=True)
-class RetryBackoff:
-    """Visibility timeout for a message whose scrape failed with a retryable error.
+# SQS refuses a visibility timeout above 12 hours.
+MAX_VISIBILITY_SECONDS = 43_200
 
-    The n-th receive waits ``base * 2**(n-1)`` seconds, capped, so a flaky site is retried in minutes
-    instead of after the queue's full visibility timeout.
+
+@dataclass(frozen=True)
+class RetrySchedule:
+    """How long a scrape message stays hidden after its n-th receive failed with a retryable error.
+
+    ``RETRY_SCHEDULE_SECONDS`` lists one delay per failed receive (``120,3600``: the first retry two
+    minutes later, the next an hour after that); receives past the end use the last entry. A
+    ``Retry-After`` the site sent is honoured between the entry and the schedule's largest delay. The
+    scrape reconciler's thresholds are derived from the same numbers (modules/reconciler/README.md).
     """
 
-    base_seconds: int
-    max_seconds: int
+    delays: tuple[int, ...]
 
-    def for_receive(self, receive_count: int) -> int:
-        exponent = max(receive_count, 1) - 1
-        return int(min(self.max_seconds, self.base_seconds * (2 ** min(exponent, 16))))
+    def for_receive(self, receive_count: int, retry_after: float | None = None) -> int:
+        index = min(max(receive_count, 1), len(self.delays)) - 1
+        delay = self.delays[index]
+        if retry_after is not None and retry_after > delay:
+            delay = min(int(retry_after + 0.999), max(self.delays))
+        return delay
 
     @classmethod
-    def from_env(cls) -> RetryBackoff:
-        base = _int("RETRY_BACKOFF_BASE_SECONDS", 120, minimum=0)
-        cap = _int("RETRY_BACKOFF_MAX_SECONDS", 900, minimum=0)
-        if cap > 43_200:
-            raise ConfigurationError("RETRY_BACKOFF_MAX_SECONDS must be <= 43200 (SQS visibility limit)")
-        return cls(base_seconds=base, max_seconds=max(cap, base))
+    def parse(cls, raw: str) -> RetrySchedule:
+        try:
+            delays = tuple(int(part) for part in raw.split(",") if part.strip())
+        except ValueError as exc:
+            raise ConfigurationError(f"RETRY_SCHEDULE_SECONDS must be whole seconds, got {raw!r}") from exc
+        if not delays:
+            raise ConfigurationError("RETRY_SCHEDULE_SECONDS needs at least one delay")
+        if any(d < 0 or d > MAX_VISIBILITY_SECONDS for d in delays):
+            raise ConfigurationError(
+                f"RETRY_SCHEDULE_SECONDS entries must be 0-{MAX_VISIBILITY_SECONDS} s, got {raw!r}"
+            )
+        return cls(delays)
+
+    @classmethod
+    def from_env(cls) -> RetrySchedule:
+        return cls.parse(os.environ.get("RETRY_SCHEDULE_SECONDS", "").strip() or "120,3600")
 
 
 @dataclass(frozen=True)
@@ -110,3 +128,28 @@ class ScrapeSettings:
 def claim_lease_margin_seconds() -> int:
     """Seconds a claim outlives the invocation that took it, so no live worker loses its task."""
     return _int("CLAIM_LEASE_MARGIN_SECONDS", 60, minimum=1)
+
+
+@dataclass(frozen=True)
+class ReconcilerSettings:
+    """When the scrape reconciler may act on an open task, and how often a task may be tried.
+
+    Terraform derives both ages from the applied settings (modules/reconciler/README.md shows the
+    arithmetic): a ``Pending`` task unchanged for ``pending_after_seconds`` can no longer be sent by
+    the stream, and a ``Running`` one unchanged for ``running_after_seconds`` can no longer be
+    redelivered by SQS.
+    """
+
+    pending_after_seconds: int
+    running_after_seconds: int
+    max_attempts: int
+    page_size: int
+
+    @classmethod
+    def from_env(cls) -> ReconcilerSettings:
+        return cls(
+            pending_after_seconds=_int("RECONCILE_PENDING_AFTER_SECONDS", 3_900, minimum=60),
+            running_after_seconds=_int("RECONCILE_RUNNING_AFTER_SECONDS", 6_180, minimum=60),
+            max_attempts=_int("MAX_TASK_ATTEMPTS", 6, minimum=1),
+            page_size=_int("RECONCILE_PAGE_SIZE", 100, minimum=1),
+        )

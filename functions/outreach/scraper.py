@@ -6,8 +6,9 @@ Per message:
 - task already Finished, Failed or Cancelled: acknowledged, no work (duplicate delivery);
 - claim refused because another live delivery holds the task: acknowledged, no work;
 - FatalScrapeError: task -> Failed with the reason, acknowledged;
-- anything else: the claim is released, the message's visibility is set to a bounded backoff, and the
-  message is reported in batchItemFailures so SQS delivers it again (DLQ after maxReceiveCount).
+- anything else: the message's visibility is set by the retry schedule, the claim is released with the
+  error recorded on the task, and the message is reported in batchItemFailures so SQS delivers it
+  again (DLQ after maxReceiveCount; the scrape reconciler then re-queues or abandons the task).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from outreach import clients, config, task_store
-from outreach.errors import FatalScrapeError, UnreadableMessageError
+from outreach.errors import FatalScrapeError, RetryableScrapeError, ScrapeError, UnreadableMessageError
 from outreach.observability import MetricUnit, logger, metrics
 from outreach.results import store_result
 from outreach.scraping import scrape_site
@@ -95,19 +96,29 @@ def _lease_seconds(context: LambdaContext) -> int:
     return int(context.get_remaining_time_in_millis() / 1000) + config.claim_lease_margin_seconds()
 
 
-def _prepare_redelivery(record: SQSRecord, claimed: Task | None) -> None:
-    """Before reporting a retryable failure: shorten the wait for redelivery and hand the claim back.
+def _error_text(exc: BaseException) -> str:
+    """``reason: detail`` of a classified failure; the class and message of an unknown one."""
+    if isinstance(exc, ScrapeError):
+        return str(exc)
+    return f"unexpected_error: {type(exc).__name__}: {exc}"
 
-    The visibility change comes first: the claim needs no release for this message's next receive to
-    take it again (see ``task_store.claim``), so the release only helps a duplicate message.
+
+def _prepare_redelivery(record: SQSRecord, claimed: Task | None, exc: BaseException) -> None:
+    """Before reporting a retryable failure: set when the message comes back and hand the claim back.
+
+    The retry schedule gives the visibility for this receive (a site's ``Retry-After`` is honoured
+    within the schedule). The visibility change comes first: the claim needs no release for this
+    message's next receive to take it again (see ``task_store.claim``), so the release only helps a
+    duplicate message and records the error on the task.
     """
-    backoff = config.RetryBackoff.from_env().for_receive(_receive_count(record))
+    retry_after = exc.retry_after if isinstance(exc, RetryableScrapeError) else None
+    visibility = config.RetrySchedule.from_env().for_receive(_receive_count(record), retry_after)
     clients.sqs().change_message_visibility(
-        QueueUrl=config.scrape_queue_url(), ReceiptHandle=record.receipt_handle, VisibilityTimeout=backoff
+        QueueUrl=config.scrape_queue_url(), ReceiptHandle=record.receipt_handle, VisibilityTimeout=visibility
     )
-    logger.info("retry scheduled", extra={"visibility_seconds": backoff})
+    logger.info("retry scheduled", extra={"visibility_seconds": visibility, "error": _error_text(exc)})
     if claimed is not None:
-        task_store.release(claimed)
+        task_store.release(claimed, error=_error_text(exc))
 
 
 def process_message(record: SQSRecord, context: LambdaContext) -> Outcome:
@@ -119,9 +130,9 @@ def process_message(record: SQSRecord, context: LambdaContext) -> Outcome:
         logger.error("unreadable message sent to DLQ", extra={"reason": exc.reason})
         send_to_dlq(record, exc.reason)
         return Outcome.UNREADABLE
-    except Exception:
+    except Exception as exc:
         logger.exception("retryable failure before the claim")
-        _prepare_redelivery(record, None)
+        _prepare_redelivery(record, None, exc)
         raise
     logger.append_keys(job_id=task.job_id)
     if task.is_terminal:
@@ -137,15 +148,15 @@ def process_message(record: SQSRecord, context: LambdaContext) -> Outcome:
     except task_store.TransitionRejected:
         logger.info("task is held by another delivery or already moved on")
         return Outcome.BUSY
-    except Exception:
+    except Exception as exc:
         logger.exception("retryable failure while claiming")
-        _prepare_redelivery(record, None)
+        _prepare_redelivery(record, None, exc)
         raise
     try:
         return _scrape_claimed(claimed, context)
-    except Exception:
+    except Exception as exc:
         logger.exception("retryable scrape failure")
-        _prepare_redelivery(record, claimed)
+        _prepare_redelivery(record, claimed, exc)
         raise
 
 

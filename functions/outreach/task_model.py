@@ -68,6 +68,7 @@ class Task:
     lease: Lease | None = None
     result_key: str | None = None
     failure_reason: str | None = None
+    last_error: str | None = None
 
     @property
     def is_terminal(self) -> bool:
@@ -101,6 +102,7 @@ class Task:
                 lease=lease,
                 result_key=str(item["result_key"]) if "result_key" in item else None,
                 failure_reason=str(item["failure_reason"]) if "failure_reason" in item else None,
+                last_error=str(item["last_error"]) if "last_error" in item else None,
             )
         except (KeyError, ValueError, TypeError) as exc:
             raise ValueError(f"not a task row: {exc}") from exc

@@ -13,7 +13,7 @@ holds only work that may still need healing and reconcilers query it instead of 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +32,7 @@ OPEN_TASKS_INDEX = "open-tasks"
 # DynamoDB allows 100 actions per transaction; leave room for one counter update per shard.
 _TASKS_PER_CREATE_TRANSACTION = 100 - COUNTER_SHARDS
 _TERMINAL_RETENTION_SECONDS = 90 * 24 * 3600
+_LAST_ERROR_CHARS = 500
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -145,18 +146,44 @@ def job_counts(job_id: str) -> dict[str, int]:
     return totals
 
 
-def open_tasks(kind: Kind, status: Status, updated_before: str, limit: int = 100) -> list[Task]:
-    """Open tasks of one kind and status last changed before ``updated_before`` (oldest first)."""
+@dataclass
+class IndexRead:
+    """What reading the ``open-tasks`` index cost: items DynamoDB read and pages (Query calls)."""
+
+    items: int = 0
+    pages: int = 0
+
+
+def open_tasks(
+    kind: Kind,
+    status: Status,
+    updated_before: str,
+    *,
+    page_size: int = 100,
+    cost: IndexRead | None = None,
+) -> Iterator[Task]:
+    """Open tasks of one kind and status last changed before ``updated_before``, oldest first.
+
+    Pages through the sparse ``open-tasks`` index (never the table), one Query per page, lazily: a
+    caller that stops early reads no further page. ``cost`` accumulates what was read.
+    """
     if status not in (Status.PENDING, Status.RUNNING):
         raise ValueError(f"only open statuses are indexed, not {status}")
-    response = clients.dynamodb().query(
+    paginator = clients.dynamodb().get_paginator("query")
+    pages = paginator.paginate(
         TableName=config.tasks_table(),
         IndexName=OPEN_TASKS_INDEX,
         KeyConditionExpression="open_key = :key AND updated_at < :before",
         ExpressionAttributeValues={":key": _av(open_key(kind.value, status)), ":before": _av(updated_before)},
-        Limit=limit,
+        ScanIndexForward=True,
+        PaginationConfig={"PageSize": page_size},
     )
-    return [Task.from_item(_from_item(item)) for item in response.get("Items", [])]
+    for page in pages:
+        if cost is not None:
+            cost.pages += 1
+            cost.items += int(page.get("ScannedCount", len(page.get("Items", []))))
+        for item in page.get("Items", []):
+            yield Task.from_item(_from_item(item))
 
 
 # ---- job creation ---------------------------------------------------------------------------
@@ -370,11 +397,12 @@ def fail(task: Task, *, reason: str) -> None:
     )
 
 
-def release(task: Task) -> None:
+def release(task: Task, *, error: str) -> None:
     """Give up the claim after a retryable failure; the task stays Running so nothing re-dispatches it.
 
     The lease is expired rather than removed: the message's next receive (or, if the message is lost,
-    the reconciler) can claim it again at once.
+    the reconciler) can claim it again at once. ``error`` (reason and short detail of the failure) is
+    kept as ``last_error``, so a task the reconciler abandons, and any look at the DLQ, says why.
     """
     if task.lease is None:
         raise TransitionRejected(task.task_id, "release")
@@ -382,7 +410,7 @@ def release(task: Task) -> None:
         clients.dynamodb().update_item(
             TableName=config.tasks_table(),
             Key={"task_id": _av(task.task_id)},
-            UpdateExpression="SET lease_expires_at = :expired, updated_at = :now",
+            UpdateExpression="SET lease_expires_at = :expired, updated_at = :now, last_error = :error",
             ConditionExpression="#status = :running AND lease_owner = :owner",
             ExpressionAttributeNames={"#status": "status"},
             ExpressionAttributeValues=_values(
@@ -391,6 +419,7 @@ def release(task: Task) -> None:
                     ":now": clock.iso(),
                     ":running": Status.RUNNING.value,
                     ":owner": task.lease.owner,
+                    ":error": error[:_LAST_ERROR_CHARS],
                 }
             ),
         )
@@ -400,16 +429,73 @@ def release(task: Task) -> None:
         raise
 
 
+def mark_redispatched(task: Task) -> None:
+    """Note that a Pending task's message is being sent again (reconciler), before it is sent.
+
+    The write is conditional on the task being unchanged since it was read, so of two overlapping
+    reconciler runs only one sends; the new ``updated_at`` keeps the next runs away until the
+    threshold has passed again. Status and counters do not change, and the stream filter ignores a
+    Pending -> Pending change, so the dispatcher sends nothing extra.
+    """
+    try:
+        clients.dynamodb().update_item(
+            TableName=config.tasks_table(),
+            Key={"task_id": _av(task.task_id)},
+            UpdateExpression="SET updated_at = :now ADD redispatches :one",
+            ConditionExpression="#status = :pending AND updated_at = :seen",
+            ExpressionAttributeNames={"#status": "status"},
+            ExpressionAttributeValues=_values(
+                {":now": clock.iso(), ":one": 1, ":pending": Status.PENDING.value, ":seen": task.updated_at}
+            ),
+        )
+    except ClientError as exc:
+        if _is_condition_failure(exc):
+            raise TransitionRejected(task.task_id, "redispatch") from exc
+        raise
+
+
+def _unchanged_and_unheld(task: Task) -> tuple[str, dict[str, Any]]:
+    """Condition for a reconciler's write: nobody changed the task since it was read, no live lease."""
+    return "updated_at = :seen AND (attribute_not_exists(lease_expires_at) OR lease_expires_at < :now)", {
+        ":seen": task.updated_at,
+        ":now": int(clock.now()),
+    }
+
+
 def requeue(task: Task) -> None:
-    """Running -> Pending for a task whose lease expired (reconciler); the dispatcher sends it again."""
+    """Running -> Pending for a task whose worker and message are gone (reconciler).
+
+    Only if the task is unchanged since it was read and holds no live lease; the stream then
+    dispatches it again.
+    """
+    condition, values = _unchanged_and_unheld(task)
     _apply(
         task,
         _Change(
             action="requeue",
             to=Status.PENDING,
-            condition="lease_expires_at < :now",
-            condition_values={":now": int(clock.now())},
+            condition=condition,
+            condition_values=values,
             set_values={},
+            remove=_LEASE_FIELDS,
+        ),
+    )
+
+
+def abandon(task: Task, *, max_attempts: int) -> None:
+    """Running -> Failed (``abandoned``) for a task that used up its attempts (reconciler)."""
+    condition, values = _unchanged_and_unheld(task)
+    reason = f"abandoned: {task.attempts} of {max_attempts} attempts used"
+    if task.last_error:
+        reason += f"; last error {task.last_error}"
+    _apply(
+        task,
+        _Change(
+            action="abandon",
+            to=Status.FAILED,
+            condition=condition,
+            condition_values=values,
+            set_values={"failure_reason": reason[:1000]},
             remove=_LEASE_FIELDS,
         ),
     )

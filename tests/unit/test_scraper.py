@@ -10,7 +10,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from outreach import clients, clock, scraper, task_store
+from outreach import clients, clock, config, scraper, task_store
 from outreach.task_model import Status, Task
 from tests.support.aws import REGION, Resources, receive_all
 from tests.support.events import sqs_event_from_queue
@@ -215,31 +215,70 @@ def test_unknown_error_is_reported_the_claim_released_and_visibility_set_to_the_
     assert held is not None and held.status is Status.RUNNING and not held.lease_is_live(clock.now())
 
 
-def test_the_retry_backoff_grows_with_the_receive_count(
-    resources: Resources, site: WebFarm, lambda_context: FakeContext, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("RETRY_BACKOFF_BASE_SECONDS", "60")
-    monkeypatch.setenv("RETRY_BACKOFF_MAX_SECONDS", "200")
-    site.route("/", Reply(status=503, body=b"busy"))
-    spy = _VisibilitySpy()
-    monkeypatch.setattr(clients, "sqs", lambda: spy)
-    task = _task_for(site.url())
-    _enqueue(resources, json.dumps({"task_id": task.task_id}))
-    for receive_count in (1, 2, 3):
+def _visibilities_over_receives(
+    resources: Resources, lambda_context: FakeContext, spy: _VisibilitySpy, receives: int
+) -> list[int]:
+    for receive_count in range(1, receives + 1):
         event = sqs_event_from_queue(resources.queue_url)
         event["Records"][0]["attributes"]["ApproximateReceiveCount"] = str(receive_count)
-        spy.real.change_message_visibility(
-            QueueUrl=resources.queue_url,
-            ReceiptHandle=event["Records"][0]["receiptHandle"],
-            VisibilityTimeout=0,
-        )
         assert scraper.lambda_handler(event, lambda_context)["batchItemFailures"]
         spy.real.change_message_visibility(
             QueueUrl=resources.queue_url,
             ReceiptHandle=event["Records"][0]["receiptHandle"],
             VisibilityTimeout=0,
         )
-    assert spy.visibility[-3:] == [60, 120, 200]
+    return spy.visibility[-receives:]
+
+
+def test_the_retry_schedule_gives_each_receive_its_delay_and_repeats_the_last(
+    resources: Resources, site: WebFarm, lambda_context: FakeContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RETRY_SCHEDULE_SECONDS", "60,900")
+    site.route("/", Reply(status=503, body=b"busy"))
+    spy = _VisibilitySpy()
+    monkeypatch.setattr(clients, "sqs", lambda: spy)
+    task = _task_for(site.url())
+    _enqueue(resources, json.dumps({"task_id": task.task_id}))
+    assert _visibilities_over_receives(resources, lambda_context, spy, 3) == [60, 900, 900]
+
+
+def test_the_default_schedule_retries_within_five_minutes_and_spans_an_hour() -> None:
+    schedule = config.RetrySchedule.from_env()
+    max_receive_count = 3
+    # the first retry comes back within 5 minutes ...
+    assert schedule.for_receive(1) <= 300
+    # ... and the attempts one message gets (receives 1..3) are spread over at least 60 minutes
+    assert sum(schedule.for_receive(n) for n in range(1, max_receive_count)) >= 3600
+
+
+def test_a_sites_retry_after_is_honoured_within_the_schedules_bounds(
+    resources: Resources, site: WebFarm, lambda_context: FakeContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a schedule of 60 s then 900 s, and a site that asks for 600 s, then for a day
+    monkeypatch.setenv("RETRY_SCHEDULE_SECONDS", "60,900")
+    site.route(
+        "/",
+        Reply(status=503, headers={"Retry-After": "600"}),
+        Reply(status=429, headers={"Retry-After": "86400"}),
+    )
+    spy = _VisibilitySpy()
+    monkeypatch.setattr(clients, "sqs", lambda: spy)
+    task = _task_for(site.url())
+    _enqueue(resources, json.dumps({"task_id": task.task_id}))
+    # WHEN two receives fail
+    # THEN the first waits what the site asked (above the schedule's 60 s), the second is capped at 900 s
+    assert _visibilities_over_receives(resources, lambda_context, spy, 2) == [600, 900]
+
+
+def test_a_retryable_failure_records_its_reason_on_the_task(
+    resources: Resources, site: WebFarm, lambda_context: FakeContext
+) -> None:
+    site.route("/", Reply(status=503, body=b"busy"))
+    task = _task_for(site.url())
+    _deliver(resources, lambda_context, json.dumps({"task_id": task.task_id}))
+    released = task_store.get_task(task.task_id)
+    assert released is not None and released.last_error is not None
+    assert released.last_error.startswith("http_503: ")
 
 
 def test_a_persistently_failing_site_is_fetched_at_most_three_times_per_delivery_and_retried(
@@ -258,7 +297,7 @@ def test_a_redelivery_after_a_retryable_failure_claims_again_and_finishes(
     resources: Resources, site: WebFarm, lambda_context: FakeContext, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN a site that fails three times (one delivery's attempts) and then answers
-    monkeypatch.setenv("RETRY_BACKOFF_BASE_SECONDS", "0")
+    monkeypatch.setenv("RETRY_SCHEDULE_SECONDS", "0")
     site.route("/", Reply(status=503), Reply(status=503), Reply(status=503), Reply(body=HOME.encode()))
     task = _task_for(site.url())
     _enqueue(resources, json.dumps({"task_id": task.task_id}))

@@ -116,9 +116,18 @@ def test_an_expired_claim_can_be_taken_over_after_a_worker_crash(
 
 def test_the_next_receive_of_the_same_message_reclaims_a_released_task(resources: Resources) -> None:
     held = task_store.claim(_only_task(), message_id="m-1", receive_count=1, lease_seconds=600)
-    task_store.release(held)
+    task_store.release(held, error="http_503: https://example.com/")
     again = task_store.claim(held, message_id="m-1", receive_count=2, lease_seconds=600)
     assert again.status is Status.RUNNING and again.attempts == 2
+
+
+def test_a_released_claim_records_the_last_error(resources: Resources) -> None:
+    held = task_store.claim(_only_task(), message_id="m-1", receive_count=1, lease_seconds=600)
+    task_store.release(held, error="timeout: " + "x" * 2000)
+    released = task_store.get_task(held.task_id)
+    assert released is not None and released.status is Status.RUNNING
+    assert released.last_error is not None and released.last_error.startswith("timeout: ")
+    assert len(released.last_error) == 500
 
 
 def test_the_same_message_redelivered_can_reclaim_even_if_release_failed(resources: Resources) -> None:
@@ -158,6 +167,8 @@ def test_terminal_states_are_never_left_by_a_retry(resources: Resources, termina
             lambda t: task_store.finish(t, result_key="k2", summary={}),
             lambda t: task_store.fail(t, reason="late"),
             task_store.requeue,
+            lambda t: task_store.abandon(t, max_attempts=1),
+            task_store.mark_redispatched,
             task_store.cancel,
         ):
             with pytest.raises(task_store.TransitionRejected):
@@ -185,8 +196,8 @@ def test_only_open_tasks_are_in_the_open_tasks_index(resources: Resources) -> No
     )
     task_store.finish(held, result_key="k", summary={})
     later = clock.iso(clock.now() + 60)
-    pending = task_store.open_tasks(Kind.SCRAPE, Status.PENDING, later)
-    running = task_store.open_tasks(Kind.SCRAPE, Status.RUNNING, later)
+    pending = list(task_store.open_tasks(Kind.SCRAPE, Status.PENDING, later))
+    running = list(task_store.open_tasks(Kind.SCRAPE, Status.RUNNING, later))
     assert sorted(t.task_id for t in pending) == sorted(created.created[1:])
     assert running == []
 
@@ -208,3 +219,47 @@ def test_a_reconciler_requeue_moves_an_expired_running_task_back_to_pending(
         "Failed": 0,
         "Cancelled": 0,
     }
+
+
+def test_a_requeue_is_refused_when_the_task_changed_since_it_was_read(
+    resources: Resources, frozen_clock: list[float]
+) -> None:
+    # GIVEN a reconciler that read a Running task whose lease expired
+    held = task_store.claim(_only_task(), message_id="m-1", receive_count=1, lease_seconds=60)
+    frozen_clock[0] += 61
+    # WHEN the message's next receive claims it before the reconciler writes
+    task_store.claim(held, message_id="m-1", receive_count=2, lease_seconds=600)
+    # THEN the reconciler's requeue and abandon, made from the old read, change nothing
+    with pytest.raises(task_store.TransitionRejected):
+        task_store.requeue(held)
+    with pytest.raises(task_store.TransitionRejected):
+        task_store.abandon(held, max_attempts=1)
+    current = task_store.get_task(held.task_id)
+    assert current is not None and current.status is Status.RUNNING and current.attempts == 2
+
+
+def test_a_pending_task_is_marked_for_redispatch_once_per_read(
+    resources: Resources, frozen_clock: list[float]
+) -> None:
+    task = _only_task()
+    frozen_clock[0] += 10
+    task_store.mark_redispatched(task)
+    with pytest.raises(task_store.TransitionRejected):
+        task_store.mark_redispatched(task)
+    marked = task_store.get_task(task.task_id)
+    assert marked is not None and marked.status is Status.PENDING and marked.updated_at > task.updated_at
+    assert task_store.job_counts("job-1")["Pending"] == 1
+
+
+def test_an_abandoned_task_fails_with_its_attempts_and_last_error(
+    resources: Resources, frozen_clock: list[float]
+) -> None:
+    held = task_store.claim(_only_task(), message_id="m-1", receive_count=1, lease_seconds=60)
+    task_store.release(held, error="http_503: down")
+    released = task_store.get_task(held.task_id)
+    assert released is not None
+    task_store.abandon(released, max_attempts=1)
+    failed = task_store.get_task(held.task_id)
+    assert failed is not None and failed.status is Status.FAILED
+    assert failed.failure_reason == "abandoned: 1 of 1 attempts used; last error http_503: down"
+    assert task_store.job_counts("job-1")["Failed"] == 1

@@ -157,7 +157,6 @@ class AsyncInvoker:
     def _exhausted(
         self, item: _Queued, config: dict[str, Any], condition: str, error: dict[str, Any] | None
     ) -> None:
-        self.stats.add(discarded_records=1)
         spec = self.runtime.spec(item.function)
         record = {
             "version": "1.0",
@@ -182,6 +181,8 @@ class AsyncInvoker:
         )
         if destination:
             self._send_record(destination, record, spec.name)
+            # Counted after the record is written, so a reader that sees the count sees the record.
+            self.stats.add(discarded_records=1)
             return
         dead_letter = self._lambda.get_function_configuration(FunctionName=spec.name).get(
             "DeadLetterConfig", {}
@@ -194,6 +195,7 @@ class AsyncInvoker:
                 "ErrorMessage": (error or {}).get("errorMessage") or condition,
             }
             _send_to_queue(self.endpoint, target, json.dumps(item.event), attributes)
+        self.stats.add(discarded_records=1)
 
     def _send_record(self, destination: str, record: dict[str, Any], function: str) -> None:
         service, region, _, resource = arn_parts(destination)

@@ -225,15 +225,17 @@ class ShardConsumer:
             self.checkpoint = sequence_number(records[-1])
 
     def _give_up(self, part: _Part, condition: str, outcome: Outcome) -> None:
-        self.stats.add(discarded_batches=1, discarded_records=len(part.records))
+        # The effect (the on-failure record) comes before the counters that report it, so a reader
+        # that sees the count also sees the record.
+        self.discard(part.records, condition, outcome, part.invocations)
+        self._done(part.records)
         self.journal.record(
             "stream.discarded",
             source=self.name,
             condition=condition,
             sequence_numbers=[sequence_number(r) for r in part.records],
         )
-        self.discard(part.records, condition, outcome, part.invocations)
-        self._done(part.records)
+        self.stats.add(discarded_batches=1, discarded_records=len(part.records))
 
 
 class StreamSource(abc.ABC):

@@ -100,7 +100,13 @@ def test_a_failing_record_is_bisected_out_retried_and_described_in_the_pipe_dlq(
         refused.hold_real_seconds = 0.0
         # WHEN the pipe runs
         poller.start()
-        wait_for(lambda: poller.stats.discarded_records == 1 and poller.stats.records_done == 3)
+        wait_for(
+            lambda: (
+                poller.stats.discarded_records == 1
+                and poller.stats.records_done == 3
+                and lab.visible(dlq_url) == 1
+            )
+        )
     # THEN the other records reached the queue once each, the refused one never
     assert _bodies(lab, url) == sorted(json.dumps({"task_id": t}) for t in ("t1", "t2", "t3"))
     # AND the refused record was isolated by bisect and tried 1 + 2 times alone

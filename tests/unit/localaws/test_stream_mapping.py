@@ -191,7 +191,13 @@ def test_bisect_isolates_a_poison_record_and_sends_it_to_the_s3_failure_bucket(
         MaximumRetryAttempts=2,
         DestinationConfig={"OnFailure": {"Destination": "arn:aws:s3:::failures"}},
     )
-    wait_for(lambda: poller.stats.discarded_batches == 1 and poller.stats.records_done == 7)
+    wait_for(
+        lambda: (
+            poller.stats.discarded_batches == 1
+            and poller.stats.records_done == 7
+            and bool(lab.s3.list_objects_v2(Bucket="failures").get("Contents"))
+        )
+    )
     # THEN every other record was delivered successfully, the poison one 1 + 2 retries times alone
     succeeded = {
         b["task_id"]
@@ -243,7 +249,7 @@ def test_without_bisect_a_failing_batch_is_retried_whole_and_discarded_after_the
         DestinationConfig={"OnFailure": {"Destination": arn}},
     )
     # WHEN the retries run out
-    wait_for(lambda: poller.stats.discarded_records == 3)
+    wait_for(lambda: poller.stats.discarded_records == 3 and lab.visible(url) == 1)
     # THEN the whole batch was tried twice and the destination got metadata without the records
     assert len(lab.invocations()) == 2
     message = lab.sqs.receive_message(QueueUrl=url)["Messages"][0]
@@ -274,7 +280,13 @@ def test_records_older_than_the_maximum_record_age_are_discarded_without_invocat
         MaximumRecordAgeInSeconds=3600,
         DestinationConfig={"OnFailure": {"Destination": "arn:aws:s3:::aged-failures"}},
     )
-    wait_for(lambda: len(lab.invocations()) == 1 and poller.stats.discarded_records == 1)
+    wait_for(
+        lambda: (
+            len(lab.invocations()) == 1
+            and poller.stats.discarded_records == 1
+            and bool(lab.s3.list_objects_v2(Bucket="aged-failures").get("Contents"))
+        )
+    )
     # THEN only the fresh record was delivered; the old one went to the bucket as RecordAgeExceeded
     assert _delivered(lab) == ["t-new"]
     key = lab.s3.list_objects_v2(Bucket="aged-failures")["Contents"][0]["Key"]
