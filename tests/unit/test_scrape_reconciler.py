@@ -8,7 +8,7 @@ from typing import Any
 
 import boto3
 import pytest
-from moto.core import DEFAULT_ACCOUNT_ID
+from moto.core.models import DEFAULT_ACCOUNT_ID
 from moto.dynamodb.models import dynamodb_backends
 
 from outreach import clients, clock, config, scraper, task_store
