@@ -36,10 +36,13 @@ resource "aws_kms_key" "this" {
         Resource  = "*" # In a key policy "*" means this key.
       },
       {
-        Sid       = "CloudWatchPublishesEncrypted"
+        # CloudWatch alarms and S3 event notifications (the stream failure bucket) publish to the
+        # encrypted topic; both need these two actions on its key.
+        # https://docs.aws.amazon.com/sns/latest/dg/sns-key-management.html
+        Sid       = "AlarmSourcesPublishEncrypted"
         Effect    = "Allow"
-        Principal = { Service = "cloudwatch.amazonaws.com" }
-        Action    = ["kms:Decrypt", "kms:GenerateDataKey"]
+        Principal = { Service = ["cloudwatch.amazonaws.com", "s3.amazonaws.com"] }
+        Action    = ["kms:Decrypt", "kms:GenerateDataKey*"]
         Resource  = "*"
         Condition = { StringEquals = { "aws:SourceAccount" = data.aws_caller_identity.current.account_id } }
       },
@@ -62,9 +65,11 @@ resource "aws_sns_topic_policy" "this" {
   policy = jsonencode({
     Version = "2012-10-17"
     Statement = [{
-      Sid       = "CloudWatchAlarmsPublish"
+      # CloudWatch alarms, and S3 event notifications of the account's failure buckets.
+      # https://docs.aws.amazon.com/AmazonS3/latest/userguide/grant-destinations-permissions-to-s3.html
+      Sid       = "AlarmSourcesPublish"
       Effect    = "Allow"
-      Principal = { Service = "cloudwatch.amazonaws.com" }
+      Principal = { Service = ["cloudwatch.amazonaws.com", "s3.amazonaws.com"] }
       Action    = "sns:Publish"
       Resource  = aws_sns_topic.this.arn
       Condition = { StringEquals = { "aws:SourceAccount" = data.aws_caller_identity.current.account_id } }

@@ -45,3 +45,12 @@ output "settings" {
     environment                    = one(aws_lambda_function.this.environment).variables
   }
 }
+
+output "async_invocation" {
+  description = "The event invoke config as planned (retries, event age, on-failure destination); null without async_invocation."
+  value = var.async_invocation == null ? null : {
+    maximum_retry_attempts       = aws_lambda_function_event_invoke_config.this[0].maximum_retry_attempts
+    maximum_event_age_in_seconds = aws_lambda_function_event_invoke_config.this[0].maximum_event_age_in_seconds
+    on_failure_destination_arn   = one(one(aws_lambda_function_event_invoke_config.this[0].destination_config).on_failure).destination
+  }
+}

@@ -62,10 +62,60 @@ module "stream_dispatch" {
   dispatcher                     = var.dispatcher
   failure_bucket_name            = "${local.name_prefix}-failures-${local.bucket_suffix}"
   failure_record_expiration_days = var.failure_record_expiration_days
+  failure_notification_topic_arn = var.alarm_topic_arn
   force_destroy_buckets          = var.force_destroy_buckets
   powertools_metrics_namespace   = local.metrics_namespace
   log_retention_days             = var.log_retention_days
   alarm_actions                  = local.alarm_actions
+}
+
+# Heals scrape tasks the retries can no longer reach. Its thresholds come from the applied
+# settings of the stages it watches (modules/reconciler/README.md shows the arithmetic).
+module "scrape_reconciler" {
+  source = "../reconciler"
+
+  name                = "${local.name_prefix}-scrape-reconciler"
+  description         = "Re-queues, re-sends or abandons scrape tasks that no retry can reach any more."
+  handler             = "outreach.reconcilers.scrape.lambda_handler"
+  package_path        = var.packages.scrape_reconciler
+  schedule_expression = var.scrape_reconciler.schedule_expression
+  timeout_seconds     = var.scrape_reconciler.timeout_seconds
+  log_retention_days  = var.log_retention_days
+  alarm_actions       = local.alarm_actions
+
+  powertools = {
+    service_name      = "scrape-reconciler"
+    metrics_namespace = local.metrics_namespace
+    log_level         = var.scrape_reconciler.log_level
+  }
+
+  environment = {
+    TASKS_TABLE                     = module.tasks_table.name
+    SCRAPE_QUEUE_URL                = module.scrape_pipeline.queue_url
+    RECONCILE_PENDING_AFTER_SECONDS = tostring(module.stream_dispatch.dispatch_horizon_seconds)
+    RECONCILE_RUNNING_AFTER_SECONDS = tostring(module.scrape_pipeline.redelivery_horizon_seconds)
+    # Two messages' worth of receives: one re-queue after the first message is used up.
+    MAX_TASK_ATTEMPTS = tostring(var.scrape_reconciler.message_lifetimes * module.scrape_pipeline.max_receive_count)
+  }
+
+  policy_statements = [
+    {
+      sid       = "ReadOpenTasks"
+      actions   = ["dynamodb:Query"]
+      resources = [module.tasks_table.open_tasks_index_arn]
+    },
+    {
+      # Conditional requeue, abandon and re-send marks; the counters change in the same transaction.
+      sid       = "MoveStrandedTasks"
+      actions   = ["dynamodb:UpdateItem"]
+      resources = [module.tasks_table.arn]
+    },
+    {
+      sid       = "ResendScrapeMessages"
+      actions   = ["sqs:SendMessage"]
+      resources = [module.scrape_pipeline.queue_arn]
+    },
+  ]
 }
 
 module "dashboard" {
@@ -77,10 +127,12 @@ module "dashboard" {
   dlq_names = compact([
     module.scrape_pipeline.dlq_name,
     module.stream_dispatch.pipe_dlq_name,
+    module.scrape_reconciler.dlq_name,
   ])
   function_names = compact([
     module.stream_dispatch.dispatcher_function_name,
     module.scrape_pipeline.scraper_function_name,
+    module.scrape_reconciler.function_name,
   ])
   scraper = {
     function_name       = module.scrape_pipeline.scraper_function_name

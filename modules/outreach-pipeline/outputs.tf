@@ -82,3 +82,26 @@ output "dispatcher_settings" {
   description = "The dispatcher's deployed settings (null in pipe mode)."
   value       = module.stream_dispatch.dispatcher_settings
 }
+
+output "scrape_reconciler_function_name" {
+  description = "Scrape reconciler function name."
+  value       = module.scrape_reconciler.function_name
+}
+
+output "scrape_reconciler_rule_arn" {
+  description = "ARN of the rule that runs the scrape reconciler."
+  value       = module.scrape_reconciler.rule_arn
+}
+
+output "scrape_reconciler_dlq_url" {
+  description = "DLQ of failed scrape reconciler runs."
+  value       = module.scrape_reconciler.dlq_url
+}
+
+output "reconciler_thresholds" {
+  description = "Seconds a scrape task must stay unchanged before the reconciler acts (pending: re-send; running: re-queue or abandon)."
+  value = {
+    pending_after_seconds = module.stream_dispatch.dispatch_horizon_seconds
+    running_after_seconds = module.scrape_pipeline.redelivery_horizon_seconds
+  }
+}

@@ -11,8 +11,9 @@ variable "environment" {
 variable "packages" {
   description = "Deployment zips from `make package`, one per function; the dispatcher's is required in lambda dispatch mode."
   type = object({
-    scraper    = string
-    dispatcher = optional(string)
+    scraper           = string
+    dispatcher        = optional(string)
+    scrape_reconciler = string
   })
 }
 
@@ -52,13 +53,12 @@ variable "restrict_dlq_sources" {
 variable "scraper" {
   description = "Scraper function settings; see modules/scrape-pipeline (defaults: 420 s, 1536 MB, reserved concurrency 140)."
   type = object({
-    timeout_seconds            = optional(number, 420)
-    memory_mb                  = optional(number, 1536)
-    reserved_concurrency       = optional(number, 140)
-    log_level                  = optional(string, "INFO")
-    retry_backoff_base_seconds = optional(number, 120)
-    retry_backoff_max_seconds  = optional(number, 900)
-    environment                = optional(map(string), {})
+    timeout_seconds        = optional(number, 420)
+    memory_mb              = optional(number, 1536)
+    reserved_concurrency   = optional(number, 140)
+    log_level              = optional(string, "INFO")
+    retry_schedule_seconds = optional(list(number), [120, 3600])
+    environment            = optional(map(string), {})
   })
   default = {}
 }
@@ -125,4 +125,25 @@ variable "force_destroy_buckets" {
   description = "Let `terraform destroy` delete buckets that still hold objects (local and throwaway environments only)."
   type        = bool
   default     = false
+}
+
+variable "scrape_reconciler" {
+  description = <<-EOT
+    The scrape reconciler; see modules/reconciler (null settings take its defaults: every 5 minutes,
+    240 s timeout). message_lifetimes bounds a task's attempts at that many times the scrape queue's
+    max_receive_count: after the first message is used up the task is re-queued, after the last it
+    is Failed as abandoned.
+  EOT
+  type = object({
+    schedule_expression = optional(string)
+    timeout_seconds     = optional(number)
+    log_level           = optional(string, "INFO")
+    message_lifetimes   = optional(number, 2)
+  })
+  default = {}
+
+  validation {
+    condition     = var.scrape_reconciler.message_lifetimes >= 1 && var.scrape_reconciler.message_lifetimes <= 5 && floor(var.scrape_reconciler.message_lifetimes) == var.scrape_reconciler.message_lifetimes
+    error_message = "scrape_reconciler.message_lifetimes must be a whole number from 1 to 5."
+  }
 }

@@ -8,6 +8,18 @@ data "aws_partition" "current" {}
 data "aws_region" "current" {}
 
 locals {
+  # A claim outlives the invocation that took it by this much (see outreach.task_store.claim).
+  claim_lease_margin_seconds = 60
+
+  # The longest a task can stay unchanged while SQS may still deliver its message: after each claim
+  # or release the message is hidden for at most the visibility timeout (a crashed worker) or the
+  # longest retry delay (a released claim), and a claim lives at most the function timeout plus the
+  # lease margin. The scrape reconciler re-queues a Running task only after this (modules/reconciler).
+  redelivery_horizon_seconds = (
+    max(var.queue.visibility_timeout_seconds, max(var.scraper.retry_schedule_seconds...)) +
+    var.scraper.timeout_seconds + local.claim_lease_margin_seconds
+  )
+
   queue_name    = "${var.name_prefix}-scrape"
   dlq_name      = "${var.name_prefix}-scrape-dlq"
   function_name = "${var.name_prefix}-scraper"
@@ -75,8 +87,8 @@ module "scraper" {
     SCRAPE_QUEUE_URL           = aws_sqs_queue.queue.url
     SCRAPE_DLQ_URL             = aws_sqs_queue.dlq.url
     RESULTS_BUCKET             = module.results_bucket.name
-    RETRY_BACKOFF_BASE_SECONDS = tostring(var.scraper.retry_backoff_base_seconds)
-    RETRY_BACKOFF_MAX_SECONDS  = tostring(var.scraper.retry_backoff_max_seconds)
+    RETRY_SCHEDULE_SECONDS     = join(",", [for d in var.scraper.retry_schedule_seconds : tostring(d)])
+    CLAIM_LEASE_MARGIN_SECONDS = tostring(local.claim_lease_margin_seconds)
   })
 
   policy_statements = [

@@ -67,3 +67,13 @@ output "scraper_policy_json" {
   description = "The scraper role's inline policy."
   value       = module.scraper.policy_json
 }
+
+output "redelivery_horizon_seconds" {
+  description = "Longest time a scrape task can stay unchanged while SQS may still deliver its message (visibility or longest retry delay, plus function timeout and lease margin); the scrape reconciler waits this long before it re-queues a Running task."
+  value       = local.redelivery_horizon_seconds
+}
+
+output "max_receive_count" {
+  description = "Receives a scrape message gets before SQS moves it to the DLQ."
+  value       = var.queue.max_receive_count
+}

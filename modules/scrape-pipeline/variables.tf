@@ -78,6 +78,14 @@ variable "queue" {
     condition     = var.queue.max_receive_count >= 1 && var.queue.max_receive_count <= 1000 && floor(var.queue.max_receive_count) == var.queue.max_receive_count
     error_message = "queue.max_receive_count must be a whole number from 1 to 1000."
   }
+
+  validation {
+    condition = try(sum(concat([0], [
+      for n in range(1, max(var.queue.max_receive_count, 1)) :
+      var.scraper.retry_schedule_seconds[min(n, length(var.scraper.retry_schedule_seconds)) - 1]
+    ])) >= 3600, false)
+    error_message = "The receives one message gets (queue.max_receive_count) must span at least 3600 seconds under scraper.retry_schedule_seconds, so a site that is down for an hour is still scraped."
+  }
 }
 
 variable "restrict_dlq_sources" {
@@ -91,15 +99,20 @@ variable "restrict_dlq_sources" {
 }
 
 variable "scraper" {
-  description = "The scraper function: timeout, memory, reserved concurrency, log level, retry backoff and extra environment."
+  description = <<-EOT
+    The scraper function: timeout, memory, reserved concurrency, log level, retry schedule and extra
+    environment. retry_schedule_seconds is the visibility after the n-th failed receive (the last
+    entry repeats): the first retry must come within 5 minutes, and the receives one message gets
+    (queue.max_receive_count) must span at least an hour, so a site that is down for an hour is
+    still scraped.
+  EOT
   type = object({
-    timeout_seconds            = optional(number, 420)
-    memory_mb                  = optional(number, 1536)
-    reserved_concurrency       = optional(number, 140)
-    log_level                  = optional(string, "INFO")
-    retry_backoff_base_seconds = optional(number, 120)
-    retry_backoff_max_seconds  = optional(number, 900)
-    environment                = optional(map(string), {})
+    timeout_seconds        = optional(number, 420)
+    memory_mb              = optional(number, 1536)
+    reserved_concurrency   = optional(number, 140)
+    log_level              = optional(string, "INFO")
+    retry_schedule_seconds = optional(list(number), [120, 3600])
+    environment            = optional(map(string), {})
   })
   default = {}
 
@@ -109,8 +122,15 @@ variable "scraper" {
   }
 
   validation {
-    condition     = var.scraper.retry_backoff_base_seconds >= 0 && var.scraper.retry_backoff_max_seconds <= 43200 && var.scraper.retry_backoff_base_seconds <= var.scraper.retry_backoff_max_seconds
-    error_message = "Retry backoff must satisfy 0 <= base <= max <= 43200 seconds (the SQS visibility limit)."
+    condition = length(var.scraper.retry_schedule_seconds) >= 1 && alltrue([
+      for d in var.scraper.retry_schedule_seconds : d >= 0 && d <= 43200 && floor(d) == d
+    ])
+    error_message = "scraper.retry_schedule_seconds needs at least one whole number of seconds, each 0-43200 (the SQS visibility limit)."
+  }
+
+  validation {
+    condition     = try(var.scraper.retry_schedule_seconds[0] <= 300, false)
+    error_message = "scraper.retry_schedule_seconds must bring the first retry within 300 seconds."
   }
 }
 

@@ -50,6 +50,12 @@ locals {
     },
   ]
 
+  # The longest a scrape task can stay Pending while the stream may still dispatch it: the mapping
+  # (or pipe) retries a record until it is maximum_record_age old, then writes it to the failure
+  # bucket (DLQ); one more invocation may still be running. The scrape reconciler re-sends a Pending
+  # task only after this (modules/reconciler).
+  dispatch_horizon_seconds = var.stream.maximum_record_age_in_seconds + var.dispatcher.timeout_seconds
+
   dispatcher_name = "${var.name_prefix}-dispatcher"
   pipe_name       = "${var.name_prefix}-dispatch"
   pipe_dlq_name   = "${var.name_prefix}-dispatch-dlq"
@@ -161,6 +167,21 @@ resource "aws_cloudwatch_metric_alarm" "iterator_age" {
   treat_missing_data  = "notBreaching"
   alarm_actions       = var.alarm_actions
   ok_actions          = var.alarm_actions
+}
+
+# Nothing reads the failure bucket on its own, and a reported batchItemFailures entry is not a
+# function error, so the Errors alarm stays quiet when the mapping gives up on a batch. Every
+# failure record therefore notifies the alarm topic the moment it is written.
+# https://docs.aws.amazon.com/AmazonS3/latest/userguide/ways-to-add-notification-config-to-bucket.html
+resource "aws_s3_bucket_notification" "failure_records" {
+  count = local.lambda_mode ? 1 : 0
+
+  bucket = module.failure_bucket[0].name
+
+  topic {
+    topic_arn = var.failure_notification_topic_arn
+    events    = ["s3:ObjectCreated:*"]
+  }
 }
 
 # ---------------------------------------------------------------------------------------------

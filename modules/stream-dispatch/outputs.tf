@@ -74,3 +74,8 @@ output "pipe_policy_json" {
   description = "The pipe role's inline policy (null in lambda mode)."
   value       = local.pipe_mode ? aws_iam_role_policy.pipe[0].policy : null
 }
+
+output "dispatch_horizon_seconds" {
+  description = "Longest time a scrape task can stay Pending while the stream may still dispatch it (maximum record age plus one dispatcher timeout); the scrape reconciler waits this long before it re-sends a Pending task."
+  value       = local.dispatch_horizon_seconds
+}

@@ -165,3 +165,13 @@ variable "alarm_actions" {
   description = "ARNs notified by the alarms (the environment's SNS topic)."
   type        = list(string)
 }
+
+variable "failure_notification_topic_arn" {
+  description = "SNS topic notified of every failure record written to the failure bucket (lambda mode); its policy must let s3.amazonaws.com publish (modules/alarm-topic does)."
+  type        = string
+
+  validation {
+    condition     = can(regex("^arn:[a-z-]+:sns:", var.failure_notification_topic_arn))
+    error_message = "failure_notification_topic_arn must be an SNS topic ARN."
+  }
+}

@@ -54,6 +54,7 @@ PACKAGE = "outreach"
 FUNCTIONS: Mapping[str, str] = {
     "dispatcher": "outreach.dispatcher.lambda_handler",
     "scraper": "outreach.scraper.lambda_handler",
+    "scrape_reconciler": "outreach.reconcilers.scrape.lambda_handler",
 }
 
 # The Lambda python3.12 runtime ships these; packaging them would only shadow the runtime's copy.

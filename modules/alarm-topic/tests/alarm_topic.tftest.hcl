@@ -22,24 +22,24 @@ run "topic_is_encrypted_with_its_own_rotating_key" {
   }
 }
 
-run "cloudwatch_may_publish_and_encrypt" {
+run "cloudwatch_and_s3_may_publish_and_encrypt" {
   command = plan
 
   assert {
     condition = anytrue([
       for s in jsondecode(aws_kms_key.this.policy).Statement :
-      s.Principal == { Service = "cloudwatch.amazonaws.com" } && toset(s.Action) == toset(["kms:Decrypt", "kms:GenerateDataKey"])
+      try(toset(s.Principal.Service), null) == toset(["cloudwatch.amazonaws.com", "s3.amazonaws.com"]) && toset(s.Action) == toset(["kms:Decrypt", "kms:GenerateDataKey*"])
     ])
-    error_message = "CloudWatch needs kms:Decrypt and kms:GenerateDataKey to publish to the encrypted topic."
+    error_message = "CloudWatch and S3 need kms:Decrypt and kms:GenerateDataKey* to publish to the encrypted topic."
   }
 
   assert {
     condition = (
-      jsondecode(aws_sns_topic_policy.this.policy).Statement[0].Principal == { Service = "cloudwatch.amazonaws.com" } &&
+      toset(jsondecode(aws_sns_topic_policy.this.policy).Statement[0].Principal.Service) == toset(["cloudwatch.amazonaws.com", "s3.amazonaws.com"]) &&
       jsondecode(aws_sns_topic_policy.this.policy).Statement[0].Action == "sns:Publish" &&
       jsondecode(aws_sns_topic_policy.this.policy).Statement[0].Condition.StringEquals["aws:SourceAccount"] == "111122223333"
     )
-    error_message = "CloudWatch alarms of this account may publish to the topic."
+    error_message = "CloudWatch alarms and S3 notifications of this account may publish to the topic."
   }
 }
 
@@ -48,9 +48,11 @@ run "key_policy_names_every_action" {
 
   assert {
     condition = alltrue(flatten([
-      for s in jsondecode(aws_kms_key.this.policy).Statement : [for a in s.Action : !strcontains(a, "*")]
+      for s in jsondecode(aws_kms_key.this.policy).Statement : [
+        for a in s.Action : !strcontains(a, "*") || a == "kms:GenerateDataKey*"
+      ]
     ]))
-    error_message = "The key policy must not use wildcard actions."
+    error_message = "The key policy names its actions; the only pattern is the documented kms:GenerateDataKey* for publishers."
   }
 
   assert {

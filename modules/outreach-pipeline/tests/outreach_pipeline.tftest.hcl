@@ -24,8 +24,9 @@ override_resource {
 variables {
   environment = "test"
   packages = {
-    scraper    = "../../tests/terraform/fixtures/packages/scraper.zip"
-    dispatcher = "../../tests/terraform/fixtures/packages/dispatcher.zip"
+    scraper           = "../../tests/terraform/fixtures/packages/scraper.zip"
+    dispatcher        = "../../tests/terraform/fixtures/packages/dispatcher.zip"
+    scrape_reconciler = "../../tests/terraform/fixtures/packages/scrape_reconciler.zip"
   }
   alarm_topic_arn = "arn:aws:sns:eu-central-1:111122223333:outreach-test-alarms"
 }
@@ -112,7 +113,10 @@ run "pipe_mode_needs_no_dispatcher_package" {
 
   variables {
     dispatch_mode = "pipe"
-    packages      = { scraper = "../../tests/terraform/fixtures/packages/scraper.zip" }
+    packages = {
+      scraper           = "../../tests/terraform/fixtures/packages/scraper.zip"
+      scrape_reconciler = "../../tests/terraform/fixtures/packages/scrape_reconciler.zip"
+    }
   }
 
   assert {
@@ -139,4 +143,21 @@ run "rejects_an_alarm_target_that_is_not_an_sns_topic" {
   }
 
   expect_failures = [var.alarm_topic_arn]
+}
+
+run "the_scrape_reconciler_gets_thresholds_derived_from_the_applied_settings" {
+  command = plan
+
+  variables {
+    scrape_queue = { visibility_timeout_seconds = 6000 }
+    stream       = { maximum_record_age_in_seconds = 1800 }
+  }
+
+  assert {
+    condition = (
+      output.reconciler_thresholds.pending_after_seconds == 1800 + 60 &&
+      output.reconciler_thresholds.running_after_seconds == 6000 + 420 + 60
+    )
+    error_message = "Thresholds follow the stream's record age and the queue's visibility, not fixed numbers."
+  }
 }

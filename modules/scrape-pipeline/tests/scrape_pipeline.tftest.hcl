@@ -149,13 +149,13 @@ run "scraper_runs_420_seconds_with_1536_mb_and_140_reserved" {
       SCRAPE_QUEUE_URL             = "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-test-scrape"
       SCRAPE_DLQ_URL               = "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-test-scrape-dlq"
       RESULTS_BUCKET               = "outreach-test-results"
-      RETRY_BACKOFF_BASE_SECONDS   = "120"
-      RETRY_BACKOFF_MAX_SECONDS    = "900"
+      RETRY_SCHEDULE_SECONDS       = "120,3600"
+      CLAIM_LEASE_MARGIN_SECONDS   = "60"
       POWERTOOLS_SERVICE_NAME      = "scraper"
       POWERTOOLS_LOG_LEVEL         = "INFO"
       POWERTOOLS_METRICS_NAMESPACE = "OutreachPipeline/test"
     })
-    error_message = "The scraper's environment must name its table, queues, bucket, backoff and Powertools settings."
+    error_message = "The scraper's environment must name its table, queues, bucket, retry schedule, lease margin and Powertools settings."
   }
 
   assert {
@@ -285,12 +285,55 @@ run "rejects_zero_receives_before_the_dlq" {
   expect_failures = [var.queue]
 }
 
-run "rejects_backoff_beyond_the_sqs_visibility_limit" {
+run "rejects_a_retry_delay_beyond_the_sqs_visibility_limit" {
   command = plan
 
   variables {
-    scraper = { retry_backoff_max_seconds = 43201 }
+    scraper = { retry_schedule_seconds = [120, 43201] }
   }
 
   expect_failures = [var.scraper]
+}
+
+run "rejects_a_first_retry_later_than_5_minutes" {
+  command = plan
+
+  variables {
+    scraper = { retry_schedule_seconds = [301, 3600] }
+  }
+
+  expect_failures = [var.scraper]
+}
+
+run "rejects_retries_that_give_up_within_the_hour" {
+  command = plan
+
+  variables {
+    # the old doubling backoff: receives at 0, 2 and 6 minutes
+    scraper = { retry_schedule_seconds = [120, 240, 480] }
+  }
+
+  expect_failures = [var.queue]
+}
+
+run "redelivery_horizon_is_visibility_plus_timeout_plus_lease_margin" {
+  command = plan
+
+  assert {
+    condition     = output.redelivery_horizon_seconds == 5400 + 420 + 60 && output.max_receive_count == 3
+    error_message = "A task unchanged for visibility + timeout + lease margin has no message SQS can still deliver."
+  }
+}
+
+run "redelivery_horizon_follows_a_retry_delay_longer_than_the_visibility" {
+  command = plan
+
+  variables {
+    scraper = { retry_schedule_seconds = [120, 7200] }
+  }
+
+  assert {
+    condition     = output.redelivery_horizon_seconds == 7200 + 420 + 60
+    error_message = "A released task's message can stay hidden for the longest retry delay."
+  }
 }

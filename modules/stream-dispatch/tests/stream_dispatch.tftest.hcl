@@ -48,10 +48,11 @@ variables {
     url = "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-test-scrape"
     arn = "arn:aws:sqs:eu-central-1:111122223333:outreach-test-scrape"
   }
-  package_path                 = "../../tests/terraform/fixtures/packages/dispatcher.zip"
-  failure_bucket_name          = "outreach-test-failures"
-  powertools_metrics_namespace = "OutreachPipeline/test"
-  alarm_actions                = ["arn:aws:sns:eu-central-1:111122223333:outreach-test-alarms"]
+  package_path                   = "../../tests/terraform/fixtures/packages/dispatcher.zip"
+  failure_bucket_name            = "outreach-test-failures"
+  powertools_metrics_namespace   = "OutreachPipeline/test"
+  alarm_actions                  = ["arn:aws:sns:eu-central-1:111122223333:outreach-test-alarms"]
+  failure_notification_topic_arn = "arn:aws:sns:eu-central-1:111122223333:outreach-test-alarms"
 }
 
 run "filter_passes_an_insert_of_a_pending_scrape_task" {
@@ -154,6 +155,27 @@ run "lambda_mode_sends_exhausted_batches_to_the_failure_bucket" {
   assert {
     condition     = output.failure_bucket_name == "outreach-test-failures"
     error_message = "The failure bucket is created in lambda mode."
+  }
+}
+
+run "lambda_mode_notifies_the_alarm_topic_of_every_failure_record" {
+  command = plan
+
+  assert {
+    condition = (
+      one(aws_s3_bucket_notification.failure_records[0].topic).topic_arn == "arn:aws:sns:eu-central-1:111122223333:outreach-test-alarms" &&
+      one(aws_s3_bucket_notification.failure_records[0].topic).events == toset(["s3:ObjectCreated:*"])
+    )
+    error_message = "Every object written to the failure bucket notifies the alarm topic."
+  }
+}
+
+run "dispatch_horizon_is_the_record_age_plus_one_dispatcher_timeout" {
+  command = plan
+
+  assert {
+    condition     = output.dispatch_horizon_seconds == 3600 + 60
+    error_message = "A Pending task older than the maximum record age plus one invocation can no longer be dispatched by the stream."
   }
 }
 

@@ -16,9 +16,20 @@ variable "dispatch_mode" {
 }
 
 variable "alarm_emails" {
-  description = "Addresses subscribed to the alarm topic."
+  description = "Addresses subscribed to the alarm topic this root creates; dev may run without."
   type        = list(string)
   default     = []
+}
+
+variable "alarm_topic_arn" {
+  description = "An existing SNS topic to send every alarm to instead of creating one (see the prod root for what its policies must allow)."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.alarm_topic_arn == null || can(regex("^arn:[a-z-]+:sns:", var.alarm_topic_arn))
+    error_message = "alarm_topic_arn must be an SNS topic ARN."
+  }
 }
 
 variable "scraper_concurrency" {

@@ -54,8 +54,9 @@ module "pipeline" {
   environment   = var.environment
   dispatch_mode = var.dispatch_mode
   packages = {
-    scraper    = "${local.package_dir}/scraper.zip"
-    dispatcher = "${local.package_dir}/dispatcher.zip"
+    scraper           = "${local.package_dir}/scraper.zip"
+    dispatcher        = "${local.package_dir}/dispatcher.zip"
+    scrape_reconciler = "${local.package_dir}/scrape_reconciler.zip"
   }
   alarm_topic_arn    = module.alarm_topic.topic_arn
   log_retention_days = var.log_retention_days

@@ -11,11 +11,14 @@ provider "aws" {
 }
 
 locals {
-  package_dir = coalesce(var.package_dir, "${path.root}/../../../dist")
+  package_dir     = coalesce(var.package_dir, "${path.root}/../../../dist")
+  alarm_topic_arn = var.alarm_topic_arn != null ? var.alarm_topic_arn : module.alarm_topic[0].topic_arn
 }
 
+# The environment's alarm topic, unless an existing one is given.
 module "alarm_topic" {
   source = "../../../modules/alarm-topic"
+  count  = var.alarm_topic_arn == null ? 1 : 0
 
   name            = "outreach-prod-alarms"
   email_endpoints = var.alarm_emails
@@ -27,10 +30,11 @@ module "pipeline" {
   environment   = "prod"
   dispatch_mode = var.dispatch_mode
   packages = {
-    scraper    = "${local.package_dir}/scraper.zip"
-    dispatcher = "${local.package_dir}/dispatcher.zip"
+    scraper           = "${local.package_dir}/scraper.zip"
+    dispatcher        = "${local.package_dir}/dispatcher.zip"
+    scrape_reconciler = "${local.package_dir}/scrape_reconciler.zip"
   }
-  alarm_topic_arn    = module.alarm_topic.topic_arn
+  alarm_topic_arn    = local.alarm_topic_arn
   log_retention_days = var.log_retention_days
 
   scraper        = { reserved_concurrency = var.scraper_concurrency }

@@ -40,7 +40,7 @@ run "dev_alarms_go_to_the_root_topic" {
   command = plan
 
   assert {
-    condition     = module.alarm_topic.topic_arn == "arn:aws:sns:eu-central-1:111122223333:mock-topic"
+    condition     = local.alarm_topic_arn == "arn:aws:sns:eu-central-1:111122223333:mock-topic"
     error_message = "The pipeline's alarms notify the root's topic."
   }
 }

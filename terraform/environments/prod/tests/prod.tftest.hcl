@@ -6,7 +6,8 @@ mock_provider "aws" {
 }
 
 variables {
-  package_dir = "../../../tests/terraform/fixtures/packages"
+  package_dir  = "../../../tests/terraform/fixtures/packages"
+  alarm_emails = ["oncall@example.com"]
 }
 
 run "prod_runs_140_scrapers_of_420_seconds_and_1536_mb" {
@@ -40,7 +41,43 @@ run "prod_alarms_go_to_the_root_topic" {
   command = plan
 
   assert {
-    condition     = module.alarm_topic.topic_arn == "arn:aws:sns:eu-central-1:111122223333:mock-topic"
+    condition     = module.alarm_topic[0].topic_arn == "arn:aws:sns:eu-central-1:111122223333:mock-topic" && local.alarm_topic_arn == module.alarm_topic[0].topic_arn
     error_message = "The pipeline's alarms notify the root's topic."
+  }
+}
+
+run "prod_refuses_to_plan_without_an_alarm_subscriber" {
+  command = plan
+
+  variables {
+    alarm_emails = []
+  }
+
+  expect_failures = [var.alarm_emails]
+}
+
+run "prod_can_alarm_an_existing_topic_instead" {
+  command = plan
+
+  variables {
+    alarm_emails    = []
+    alarm_topic_arn = "arn:aws:sns:eu-central-1:111122223333:oncall-paging"
+  }
+
+  assert {
+    condition     = length(module.alarm_topic) == 0 && local.alarm_topic_arn == "arn:aws:sns:eu-central-1:111122223333:oncall-paging"
+    error_message = "With an existing topic no topic is created and every alarm goes there."
+  }
+}
+
+run "prod_reconciles_scrape_tasks_every_5_minutes_after_the_derived_thresholds" {
+  command = plan
+
+  assert {
+    condition = (
+      module.pipeline.reconciler_thresholds.pending_after_seconds == 3600 + 60 &&
+      module.pipeline.reconciler_thresholds.running_after_seconds == 5400 + 420 + 60
+    )
+    error_message = "Pending: maximum record age + dispatcher timeout; Running: visibility + scraper timeout + lease margin."
   }
 }

@@ -1,0 +1,163 @@
+mock_provider "aws" {
+  source          = "../../tests/terraform/mocks"
+  override_during = plan
+}
+
+override_resource {
+  target          = aws_sqs_queue.dlq
+  override_during = plan
+  values = {
+    arn = "arn:aws:sqs:eu-central-1:111122223333:outreach-test-scrape-reconciler-dlq"
+    url = "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-test-scrape-reconciler-dlq"
+  }
+}
+
+override_resource {
+  target          = aws_cloudwatch_event_rule.schedule
+  override_during = plan
+  values = {
+    arn = "arn:aws:events:eu-central-1:111122223333:rule/outreach-test-scrape-reconciler"
+  }
+}
+
+override_resource {
+  target          = module.function.aws_lambda_function.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:lambda:eu-central-1:111122223333:function:outreach-test-scrape-reconciler"
+  }
+}
+
+variables {
+  name         = "outreach-test-scrape-reconciler"
+  description  = "Heals stranded scrape tasks."
+  handler      = "outreach.reconcilers.scrape.lambda_handler"
+  package_path = "../../tests/terraform/fixtures/packages/scrape_reconciler.zip"
+  powertools = {
+    service_name      = "scrape-reconciler"
+    metrics_namespace = "OutreachPipeline/test"
+  }
+  environment = { TASKS_TABLE = "outreach-test-tasks" }
+  policy_statements = [{
+    sid       = "ReadOpenTasks"
+    actions   = ["dynamodb:Query"]
+    resources = ["arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks/index/open-tasks"]
+  }]
+  alarm_actions = ["arn:aws:sns:eu-central-1:111122223333:outreach-test-alarms"]
+}
+
+run "runs_every_5_minutes_within_a_240_second_timeout" {
+  command = plan
+
+  assert {
+    condition     = aws_cloudwatch_event_rule.schedule.schedule_expression == "rate(5 minutes)" && aws_cloudwatch_event_rule.schedule.state == "ENABLED"
+    error_message = "The reconciler runs every 5 minutes by default."
+  }
+
+  assert {
+    condition     = output.settings.timeout == 240 && output.settings.handler == "outreach.reconcilers.scrape.lambda_handler"
+    error_message = "A run is cut at 240 s, inside the 5-minute period."
+  }
+}
+
+run "a_failed_delivery_is_retried_then_dead_lettered" {
+  command = plan
+
+  assert {
+    condition = (
+      aws_cloudwatch_event_target.function.retry_policy[0].maximum_retry_attempts == 2 &&
+      aws_cloudwatch_event_target.function.retry_policy[0].maximum_event_age_in_seconds == 600 &&
+      aws_cloudwatch_event_target.function.dead_letter_config[0].arn == "arn:aws:sqs:eu-central-1:111122223333:outreach-test-scrape-reconciler-dlq"
+    )
+    error_message = "The rule's target retries a failed delivery twice within 10 minutes, then uses the DLQ."
+  }
+
+  assert {
+    condition = (
+      jsondecode(aws_sqs_queue_policy.dlq.policy).Statement[0].Principal == { Service = "events.amazonaws.com" } &&
+      jsondecode(aws_sqs_queue_policy.dlq.policy).Statement[0].Condition.ArnEquals["aws:SourceArn"] == "arn:aws:events:eu-central-1:111122223333:rule/outreach-test-scrape-reconciler"
+    )
+    error_message = "Only this rule may send to the DLQ through EventBridge."
+  }
+
+  assert {
+    condition     = aws_lambda_permission.rule.principal == "events.amazonaws.com" && aws_lambda_permission.rule.source_arn == "arn:aws:events:eu-central-1:111122223333:rule/outreach-test-scrape-reconciler"
+    error_message = "The rule, and only the rule, may invoke the function."
+  }
+}
+
+run "a_failed_run_is_retried_by_lambda_then_sent_to_the_dlq" {
+  command = plan
+
+  assert {
+    condition = (
+      output.async_invocation.maximum_retry_attempts == 2 &&
+      output.async_invocation.maximum_event_age_in_seconds == 600 &&
+      output.async_invocation.on_failure_destination_arn == "arn:aws:sqs:eu-central-1:111122223333:outreach-test-scrape-reconciler-dlq"
+    )
+    error_message = "A run that raised is retried twice, then lands in the DLQ."
+  }
+
+  assert {
+    condition     = aws_sqs_queue.dlq.sqs_managed_sse_enabled && aws_sqs_queue.dlq.message_retention_seconds == 1209600
+    error_message = "The DLQ is encrypted and keeps failed runs 14 days."
+  }
+}
+
+run "the_dlq_alarms_on_its_first_message" {
+  command = plan
+
+  assert {
+    condition = (
+      aws_cloudwatch_metric_alarm.dlq_not_empty.threshold == 1 &&
+      aws_cloudwatch_metric_alarm.dlq_not_empty.dimensions.QueueName == "outreach-test-scrape-reconciler-dlq" &&
+      aws_cloudwatch_metric_alarm.dlq_not_empty.alarm_actions == toset(["arn:aws:sns:eu-central-1:111122223333:outreach-test-alarms"])
+    )
+    error_message = "One message in the DLQ alarms the topic."
+  }
+}
+
+run "null_settings_take_the_module_defaults" {
+  command = plan
+
+  variables {
+    schedule_expression = null
+    timeout_seconds     = null
+    retry               = null
+  }
+
+  assert {
+    condition     = aws_cloudwatch_event_rule.schedule.schedule_expression == "rate(5 minutes)" && output.settings.timeout == 240
+    error_message = "A caller passing null gets the defaults declared here."
+  }
+}
+
+run "rejects_a_schedule_that_is_not_rate_or_cron" {
+  command = plan
+
+  variables {
+    schedule_expression = "every 5 minutes"
+  }
+
+  expect_failures = [var.schedule_expression]
+}
+
+run "rejects_more_than_185_delivery_retries" {
+  command = plan
+
+  variables {
+    retry = { delivery_retry_attempts = 186 }
+  }
+
+  expect_failures = [var.retry]
+}
+
+run "rejects_an_event_age_beyond_lambdas_limit" {
+  command = plan
+
+  variables {
+    retry = { maximum_event_age_in_seconds = 21601 }
+  }
+
+  expect_failures = [var.retry]
+}
