@@ -14,6 +14,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ import pytest
 from outreach.task_ids import normalise_url, scrape_task_id
 from outreach_tools.local_run import TERMINAL, LocalStack, local_stack
 from outreach_tools.localaws import faults as fault_injection
+from outreach_tools.localaws.async_invoke import rate_seconds
 from outreach_tools.localaws.webfarm import Site
 from outreach_tools.packaging import build_packages
 
@@ -69,6 +71,10 @@ class E2E:
         return str(self.stack.pipeline["dispatcher_function_name"])
 
     @property
+    def reconciler(self) -> str:
+        return str(self.stack.pipeline["scrape_reconciler_function_name"])
+
+    @property
     def results_bucket(self) -> str:
         return str(self.stack.pipeline["results_bucket"])
 
@@ -107,6 +113,43 @@ class E2E:
         assert len(found) == 1, listed
         mapping: dict[str, Any] = found[0]
         return mapping
+
+    def reconciler_bound(self) -> ReconcilerBound:
+        """The documented bound B, from what was applied (modules/reconciler/README.md)."""
+        lam = self.stack.client("lambda")
+        function = lam.get_function_configuration(FunctionName=self.reconciler)
+        env = function["Environment"]["Variables"]
+        rule_arn = str(self.stack.pipeline["scrape_reconciler_rule_arn"])
+        rule = self.stack.client("events").describe_rule(Name=rule_arn.rsplit("/", 1)[1])
+        period = rate_seconds(rule["ScheduleExpression"])
+        assert period is not None, rule
+        return ReconcilerBound(
+            pending_after=int(env["RECONCILE_PENDING_AFTER_SECONDS"]),
+            running_after=int(env["RECONCILE_RUNNING_AFTER_SECONDS"]),
+            period=period,
+            timeout=int(function["Timeout"]),
+            max_attempts=int(env["MAX_TASK_ATTEMPTS"]),
+        )
+
+    def subscribe_to_alarms(self, name: str) -> Callable[[], list[str]]:
+        """Subscribe a new queue to the alarm topic; returns a reader of what reached it so far."""
+        sqs = self.stack.client("sqs")
+        url = sqs.create_queue(QueueName=f"alarm-listener-{name}")["QueueUrl"]
+        arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        self.stack.client("sns").subscribe(
+            TopicArn=str(self.stack.outputs["alarm_topic_arn"]), Protocol="sqs", Endpoint=arn
+        )
+        return lambda: [m["Body"] for m in self.stack.queue_messages(url)]
+
+    def reconciler_actions(self) -> dict[str, int]:
+        """Actions of every reconciler run so far, summed from what the runs returned."""
+        totals: dict[str, int] = {}
+        for entry in self.stack.journal.entries("async.succeeded"):
+            if entry["function"].rsplit(":", 1)[-1] != self.reconciler or not isinstance(entry["payload"], dict):
+                continue
+            for action, count in entry["payload"].get("actions", {}).items():
+                totals[action] = totals.get(action, 0) + int(count)
+        return totals
 
     def sqs_poller_stats(self) -> dict[str, int]:
         """Counters of the running SQS mapping poller (the one started from the current config)."""
@@ -194,6 +237,27 @@ class E2E:
     def record(self, scenario: str, **figures: Any) -> None:
         """Keep a scenario's figures; written to $OUTREACH_E2E_FIGURES when the package ends."""
         self.figures.append({"scenario": scenario, **figures})
+
+
+@dataclass(frozen=True)
+class ReconcilerBound:
+    """Thresholds and schedule of the applied scrape reconciler; ``b`` is the documented bound."""
+
+    pending_after: int
+    running_after: int
+    period: int
+    timeout: int
+    max_attempts: int
+
+    @property
+    def b(self) -> int:
+        """No open task stays unchanged longer than this (virtual seconds)."""
+        return max(self.pending_after, self.running_after) + self.period + self.timeout
+
+
+def epoch(iso: str) -> float:
+    """Seconds since the epoch of a task row's fixed-width UTC timestamp."""
+    return datetime.strptime(iso, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
 
 
 @pytest.fixture(scope="package")

@@ -1,8 +1,9 @@
 """Faults between the tasks stream and the scrape queue, handled by the applied stream mapping.
 
 - A poison record (its SendMessageBatch hangs past the dispatcher's timeout, every time) is isolated
-  by bisect, retried up to the mapping's limit and written to the S3 failure bucket; every other
-  record of its batch is dispatched exactly once.
+  by bisect, retried up to the mapping's limit and written to the S3 failure bucket, whose
+  notification reaches the alarm topic; every other record of its batch is dispatched exactly once,
+  and the scrape reconciler sends the poison task's message once it stayed Pending past its threshold.
 - SQS unavailable for a while (SendMessageBatch fails every entry) makes the dispatcher report the
   first unsent record; the mapping retries from it and, with an outage shorter than the retries
   allow, every task is dispatched exactly once and nothing reaches the failure bucket.
@@ -14,7 +15,7 @@ import json
 import time
 
 from outreach_tools.localaws.faults import Faults
-from tests.e2e.conftest import E2E, virtual_elapsed
+from tests.e2e.conftest import E2E, epoch, virtual_elapsed
 
 # The dispatcher sends a chunk once and resends failed entries twice before reporting the record.
 SEND_CALLS_PER_INVOCATION = 3
@@ -24,7 +25,7 @@ def _delta(after: dict[str, int], before: dict[str, int], name: str) -> int:
     return after[name] - before[name]
 
 
-def test_a_poison_stream_record_is_isolated_by_bisect_and_lands_in_the_s3_failure_bucket(
+def test_a_poison_stream_record_is_isolated_by_bisect_alarmed_and_healed_by_the_reconciler(
     e2e: E2E, faults: Faults
 ) -> None:
     # GIVEN the applied stream mapping (bisect, retry limit, S3 on-failure destination)
@@ -35,6 +36,9 @@ def test_a_poison_stream_record_is_isolated_by_bisect_and_lands_in_the_s3_failur
     timeout = int(
         e2e.stack.client("lambda").get_function_configuration(FunctionName=e2e.dispatcher)["Timeout"]
     )
+    bound = e2e.reconciler_bound()
+    # AND someone listening on the alarm topic
+    alarms = e2e.subscribe_to_alarms("poison")
     # AND a job of one stream batch whose 4th task's message hangs past the dispatcher's timeout
     started_wall, started_virtual = time.monotonic(), e2e.stack.clock.now()
     sites = e2e.pool.take(batch_size)
@@ -43,15 +47,16 @@ def test_a_poison_stream_record_is_isolated_by_bisect_and_lands_in_the_s3_failur
     stall = faults.stall_send(poison, e2e.stack.clock, jump_seconds=timeout + 1)
     failures_before = set(e2e.stack.objects(e2e.failure_bucket))
     stats_before = e2e.stream_poller_stats()
+    actions_before = e2e.reconciler_actions()
 
     # WHEN the job is created
     task_ids = e2e.create_job(job_id, sites)
     e2e.wait_until(
-        lambda: len(set(e2e.stack.objects(e2e.failure_bucket)) - failures_before) >= 1,
+        lambda: len(set(e2e.stack.objects(e2e.failure_bucket)) - failures_before) >= 1
+        and _delta(e2e.stream_poller_stats(), stats_before, "discarded_records") >= 1,
         timeout=120,
         what="a failure record",
     )
-    counts = e2e.wait_terminal(job_id, len(sites) - 1, timeout=120)
 
     # THEN exactly one failure record was written, for the poison record alone, after the retry limit
     new_records = sorted(set(e2e.stack.objects(e2e.failure_bucket)) - failures_before)
@@ -67,25 +72,43 @@ def test_a_poison_stream_record_is_isolated_by_bisect_and_lands_in_the_s3_failur
     stats_after = e2e.stream_poller_stats()
     assert _delta(stats_after, stats_before, "bisections") >= 1
     assert _delta(stats_after, stats_before, "discarded_records") == 1
-    # AND every other task was dispatched exactly once and reached a terminal state
-    others = [tid for tid in task_ids.values() if tid != poison]
-    assert [faults.sends_of(e2e.scrape_queue_name, tid) for tid in others] == [1] * len(others)
+    # AND the failure record raised the alarm: its notification reached the alarm topic
+    e2e.wait_until(
+        lambda: any(new_records[0] in body for body in alarms()),
+        timeout=30,
+        what="the failure bucket's notification on the alarm topic",
+    )
+
+    # WHEN the reconciler runs on its applied schedule
+    counts = e2e.wait_terminal(job_id, len(sites), timeout=180, idle_skip=bound.period)
+
+    # THEN every task is terminal: the others dispatched once by the stream, the poison task sent
+    # once, by the reconciler, after it stayed Pending past the threshold
     rows = e2e.task_rows(job_id)
-    assert all(rows[tid]["status"] in ("Finished", "Failed") for tid in others)
-    assert sum(counts.get(s, 0) for s in ("Finished", "Failed")) == len(others)
-    # AND the poison task was never sent: it stays Pending, visible in the failure record
-    assert faults.sends_of(e2e.scrape_queue_name, poison) == 0
-    assert rows[poison]["status"] == "Pending"
+    assert all(row["status"] in ("Finished", "Failed") for row in rows.values())
+    assert sum(counts.get(s, 0) for s in ("Finished", "Failed")) == len(sites)
+    assert [faults.sends_of(e2e.scrape_queue_name, tid) for tid in task_ids.values()] == [1] * len(sites)
+    assert int(rows[poison].get("redispatches", 0)) == 1
+    assert e2e.reconciler_actions().get("redispatched", 0) - actions_before.get("redispatched", 0) == 1
     assert stall.fired >= retries + 1
+    # AND within the documented bound B of its last change (plus one jump of the harness's clock)
+    pending_for = epoch(rows[poison]["updated_at"]) - epoch(rows[poison]["created_at"])
+    assert bound.pending_after <= pending_for <= bound.b + bound.period
+    # AND at most one result per task
+    puts = faults.puts_of(e2e.results_bucket, f"results/{job_id}/")
+    assert set(puts.values()) <= {1}
     e2e.record(
         "poison stream record",
         tasks=len(sites),
-        dispatched=len(others),
+        dispatched=len(sites) - 1,
         failure_records=len(new_records),
         poison_invocations=stall.fired,
         bisections=_delta(stats_after, stats_before, "bisections"),
-        lost=len(others) - sum(counts.get(s, 0) for s in ("Finished", "Failed")),
-        duplicates=sum(faults.sends_of(e2e.scrape_queue_name, tid) for tid in others) - len(others),
+        reconciler_redispatched=1,
+        pending_seconds_before_redispatch=round(pending_for),
+        bound_b_seconds=bound.b,
+        lost=len(sites) - sum(counts.get(s, 0) for s in ("Finished", "Failed")),
+        duplicates=sum(faults.sends_of(e2e.scrape_queue_name, tid) for tid in task_ids.values()) - len(sites),
         wall_seconds=round(time.monotonic() - started_wall, 1),
         virtual_seconds=virtual_elapsed(e2e, started_virtual),
     )

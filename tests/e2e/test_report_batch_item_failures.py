@@ -4,7 +4,7 @@ The scraper reports a retryable failure in ``batchItemFailures`` (after releasin
 shortening the message's visibility). With the applied mapping the message returns and the task
 finishes; on a copy of the configuration without ReportBatchItemFailures Lambda does not read the
 response, deletes the message with its batch, and the task is stuck Running with nothing left to
-retry it: the seeds' bug. `make checkov` rejects such a configuration: CKV_OUT_001 fails every
+retry it: the seeds' bug. Only the scrape reconciler brings such a task back, once no message can. `make checkov` rejects such a configuration: CKV_OUT_001 fails every
 event source mapping without it (tests/policies/test_module_mutations.py,
 ``mapping_without_report_batch_item_failures``).
 """
@@ -18,7 +18,7 @@ import pytest
 
 from outreach.results import result_key
 from outreach_tools.localaws.faults import Faults
-from tests.e2e.conftest import E2E, virtual_elapsed
+from tests.e2e.conftest import E2E, epoch, virtual_elapsed
 
 
 def _refuse_first_result_write(e2e: E2E, faults: Faults, job_id: str, task_ids: list[str]) -> Faults:
@@ -73,7 +73,7 @@ def without_report_batch_item_failures(e2e: E2E) -> Iterator[None]:
     e2e.wait_for_poller("sqs", "FunctionResponseTypes", ["ReportBatchItemFailures"])
 
 
-def test_without_report_batch_item_failures_reported_failures_are_lost(
+def test_without_report_batch_item_failures_reported_failures_are_lost_until_the_reconciler_requeues_them(
     e2e: E2E, faults: Faults, without_report_batch_item_failures: None
 ) -> None:
     # GIVEN the scrape mapping without ReportBatchItemFailures
@@ -117,12 +117,31 @@ def test_without_report_batch_item_failures_reported_failures_are_lost(
     assert sorted(puts) == sorted(result_key(job_id, tid) for tid in task_ids[2:])
     counts = e2e.stack.job_counts(job_id)
     assert counts.get("Running") == 2
+    stuck_since = {tid: epoch(rows[tid]["updated_at"]) for tid in failing}
+
+    # WHEN the scrape reconciler runs on its applied schedule
+    bound = e2e.reconciler_bound()
+    healed = e2e.wait_terminal(job_id, len(sites), timeout=180, idle_skip=bound.period)
+
+    # THEN it re-queued both once no message could come back, and each finished on its second attempt
+    rows = e2e.task_rows(job_id)
+    assert healed.get("Finished") == len(sites)
+    assert [int(rows[tid]["attempts"]) for tid in failing] == [2, 2]
+    waited = [epoch(rows[tid]["updated_at"]) - stuck_since[tid] for tid in failing]
+    assert all(bound.running_after <= w <= bound.b + bound.period for w in waited), (waited, bound)
+    # AND exactly one result was stored per task
+    puts = faults.puts_of(e2e.results_bucket, f"results/{job_id}/")
+    assert sorted(puts) == sorted(result_key(job_id, tid) for tid in task_ids)
+    assert set(puts.values()) == {1}
     e2e.record(
         "config without ReportBatchItemFailures",
         tasks=len(sites),
         reported_failures_ignored=2,
         stuck_running=counts.get("Running", 0),
-        lost=len(failing),
+        requeued_by_reconciler=len(failing),
+        stuck_seconds=[round(w) for w in waited],
+        bound_b_seconds=bound.b,
+        lost=len(sites) - healed.get("Finished", 0),
         wall_seconds=round(time.monotonic() - started_wall, 1),
         virtual_seconds=virtual_elapsed(e2e, started_virtual),
     )

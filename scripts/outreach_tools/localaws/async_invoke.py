@@ -137,6 +137,8 @@ class AsyncInvoker:
         finally:
             self.stats.leave()
         if result.ok:
+            # What the function returned, as its CloudWatch log would show (reports read it).
+            self.journal.record("async.succeeded", function=item.function, payload=result.payload)
             self.stats.add(records_done=1)
             return
         self.stats.add(function_errors=1)

@@ -13,6 +13,9 @@ the farm's seed, so a run is reproducible and the expected outcome of every site
 - ``oversized``: a home page far above the scraper's body cap;
 - ``binary``: the home page is a PDF.
 
+Any site can also be taken down for a while (``take_down``): it answers 503 until a moment on a
+given clock (the embedded AWS's virtual clock), as a site that is down for half an hour would.
+
 Every request is counted per path (``hits``), the source of truth for "how many fetches happened".
 """
 
@@ -23,6 +26,7 @@ import re
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import ClassVar
@@ -104,6 +108,7 @@ class WebFarm:
         self._server: _QuietServer | None = None
         self._thread: threading.Thread | None = None
         self._release = threading.Event()
+        self._outages: dict[int, tuple[float, Callable[[], float]]] = {}
 
     # -- lifecycle -------------------------------------------------------------------------------
     def start(self) -> WebFarm:
@@ -147,6 +152,16 @@ class WebFarm:
         prefix = f"/site-{number}/"
         with self._lock:
             return sum(count for path, count in self.hits.items() if path.startswith(prefix))
+
+    def take_down(self, number: int, *, until: float, clock: Callable[[], float]) -> None:
+        """Site ``number`` answers 503 to every request until ``clock()`` reaches ``until``."""
+        with self._lock:
+            self._outages[number] = (until, clock)
+
+    def is_down(self, number: int) -> bool:
+        with self._lock:
+            outage = self._outages.get(number)
+        return outage is not None and outage[1]() < outage[0]
 
     def count(self, path: str) -> int:
         with self._lock:
@@ -235,6 +250,9 @@ class _SiteHandler(BaseHTTPRequestHandler):
             return
         site = farm.sites[int(match.group(1))]
         page = (match.group(2) or "/").strip("/")
+        if farm.is_down(site.number):
+            self._send(503, "text/html", b"<h1>Down for maintenance</h1>", {})
+            return
         if site.kind == "slow":
             time.sleep(farm.slow_seconds)
         if (

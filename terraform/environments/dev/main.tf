@@ -12,7 +12,7 @@ provider "aws" {
 
 locals {
   package_dir     = coalesce(var.package_dir, "${path.root}/../../../dist")
-  alarm_topic_arn = var.alarm_topic_arn != null ? var.alarm_topic_arn : module.alarm_topic[0].topic_arn
+  alarm_topic_arn = coalesce(var.alarm_topic_arn, one(module.alarm_topic[*].topic_arn))
 }
 
 # The environment's alarm topic, unless an existing one is given.
