@@ -145,7 +145,9 @@ class E2E:
         """Actions of every reconciler run so far, summed from what the runs returned."""
         totals: dict[str, int] = {}
         for entry in self.stack.journal.entries("async.succeeded"):
-            if entry["function"].rsplit(":", 1)[-1] != self.reconciler or not isinstance(entry["payload"], dict):
+            if entry["function"].rsplit(":", 1)[-1] != self.reconciler or not isinstance(
+                entry["payload"], dict
+            ):
                 continue
             for action, count in entry["payload"].get("actions", {}).items():
                 totals[action] = totals.get(action, 0) + int(count)

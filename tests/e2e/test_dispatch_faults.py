@@ -13,12 +13,24 @@ from __future__ import annotations
 
 import json
 import time
+from urllib.parse import unquote_plus
 
 from outreach_tools.localaws.faults import Faults
 from tests.e2e.conftest import E2E, epoch, virtual_elapsed
 
 # The dispatcher sends a chunk once and resends failed entries twice before reporting the record.
 SEND_CALLS_PER_INVOCATION = 3
+
+
+def _s3_objects_notified(bodies: list[str]) -> set[tuple[str, str]]:
+    """(bucket, key) of every S3 event notification among SNS-to-SQS message bodies."""
+    found: set[tuple[str, str]] = set()
+    for body in bodies:
+        event = json.loads(json.loads(body)["Message"])
+        for record in event.get("Records", []):
+            s3 = record["s3"]
+            found.add((s3["bucket"]["name"], unquote_plus(s3["object"]["key"])))
+    return found
 
 
 def _delta(after: dict[str, int], before: dict[str, int], name: str) -> int:
@@ -52,8 +64,10 @@ def test_a_poison_stream_record_is_isolated_by_bisect_alarmed_and_healed_by_the_
     # WHEN the job is created
     task_ids = e2e.create_job(job_id, sites)
     e2e.wait_until(
-        lambda: len(set(e2e.stack.objects(e2e.failure_bucket)) - failures_before) >= 1
-        and _delta(e2e.stream_poller_stats(), stats_before, "discarded_records") >= 1,
+        lambda: (
+            len(set(e2e.stack.objects(e2e.failure_bucket)) - failures_before) >= 1
+            and _delta(e2e.stream_poller_stats(), stats_before, "discarded_records") >= 1
+        ),
         timeout=120,
         what="a failure record",
     )
@@ -74,9 +88,10 @@ def test_a_poison_stream_record_is_isolated_by_bisect_alarmed_and_healed_by_the_
     assert _delta(stats_after, stats_before, "discarded_records") == 1
     # AND the failure record raised the alarm: its notification reached the alarm topic
     e2e.wait_until(
-        lambda: any(new_records[0] in body for body in alarms()),
+        lambda: (e2e.failure_bucket, new_records[0]) in _s3_objects_notified(alarms()),
         timeout=30,
         what="the failure bucket's notification on the alarm topic",
+        describe=alarms,
     )
 
     # WHEN the reconciler runs on its applied schedule

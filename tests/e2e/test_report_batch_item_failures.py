@@ -4,7 +4,8 @@ The scraper reports a retryable failure in ``batchItemFailures`` (after releasin
 shortening the message's visibility). With the applied mapping the message returns and the task
 finishes; on a copy of the configuration without ReportBatchItemFailures Lambda does not read the
 response, deletes the message with its batch, and the task is stuck Running with nothing left to
-retry it: the seeds' bug. Only the scrape reconciler brings such a task back, once no message can. `make checkov` rejects such a configuration: CKV_OUT_001 fails every
+retry it: the seeds' bug. Only the scrape reconciler brings such a task back, once no message can.
+`make checkov` rejects such a configuration: CKV_OUT_001 fails every
 event source mapping without it (tests/policies/test_module_mutations.py,
 ``mapping_without_report_batch_item_failures``).
 """

@@ -1,0 +1,92 @@
+"""The scrape reconciler, fired by its applied schedule, heals what SQS redelivery never reaches.
+
+- A worker killed after claiming whose message is then lost leaves a Running task with no message
+  anywhere; once it stayed unchanged past the applied threshold the reconciler re-queues it, the
+  stream dispatches it again, and it finishes once, within the documented bound B.
+- A site that is down for 30 minutes fails its first attempts and is scraped on a later one: the
+  retry schedule spreads one message's receives over more than an hour.
+"""
+
+from __future__ import annotations
+
+import time
+
+from outreach_tools.localaws.faults import Faults
+from tests.e2e.conftest import E2E, epoch, virtual_elapsed
+
+
+def test_a_worker_crash_whose_message_is_lost_is_requeued_by_the_reconciler_and_finishes_once(
+    e2e: E2E, faults: Faults
+) -> None:
+    # GIVEN a job of 2 slow sites and the applied reconciler
+    bound = e2e.reconciler_bound()
+    started_wall, started_virtual = time.monotonic(), e2e.stack.clock.now()
+    sites = e2e.pool.take(2, kinds=("slow",))
+    job_id = "e2e-crash-lost"
+    task_ids = e2e.create_job(job_id, sites)
+    actions_before = e2e.reconciler_actions()
+
+    # WHEN both workers are killed after claiming, and their messages are then lost
+    def claimed_and_fetching() -> bool:
+        rows = e2e.task_rows(job_id)
+        running = len(rows) == len(sites) and all(row["status"] == "Running" for row in rows.values())
+        fetching = all(e2e.stack.farm.site_hits(s.number) >= 1 for s in sites)
+        return running and fetching and len(e2e.stack.runtime.in_flight_workers(e2e.scraper)) == len(sites)
+
+    e2e.wait_until(claimed_and_fetching, timeout=60, what="both tasks claimed and fetching")
+    assert e2e.stack.runtime.kill_in_flight(e2e.scraper) == len(sites)
+    e2e.stack.client("sqs").purge_queue(QueueUrl=e2e.scrape_queue_url)
+    assert e2e.stack.queue_messages(e2e.scrape_queue_url) == []
+    claimed = {tid: epoch(row["updated_at"]) for tid, row in e2e.task_rows(job_id).items()}
+
+    # THEN the reconciler re-queues both once nothing can come back, and each finishes once
+    counts = e2e.wait_terminal(job_id, len(sites), timeout=180, idle_skip=bound.period, settle=0.5)
+    rows = e2e.task_rows(job_id)
+    assert counts.get("Finished") == len(sites)
+    assert {int(row["attempts"]) for row in rows.values()} == {2}
+    waited = [epoch(rows[tid]["updated_at"]) - claimed[tid] for tid in task_ids.values()]
+    assert all(bound.running_after <= w <= bound.b + bound.period for w in waited), (waited, bound)
+    assert e2e.reconciler_actions().get("requeued", 0) - actions_before.get("requeued", 0) == len(sites)
+    # AND the second message came from the stream (a re-queue is Running -> Pending), one per task
+    assert [faults.sends_of(e2e.scrape_queue_name, tid) for tid in task_ids.values()] == [2, 2]
+    puts = faults.puts_of(e2e.results_bucket, f"results/{job_id}/")
+    assert len(puts) == len(sites) and set(puts.values()) == {1}
+    e2e.record(
+        "worker crash, message lost",
+        tasks=len(sites),
+        requeued_by_reconciler=len(sites),
+        stuck_seconds=[round(w) for w in waited],
+        bound_b_seconds=bound.b,
+        result_puts=sum(puts.values()),
+        lost=len(sites) - counts.get("Finished", 0),
+        wall_seconds=round(time.monotonic() - started_wall, 1),
+        virtual_seconds=virtual_elapsed(e2e, started_virtual),
+    )
+
+
+def test_a_site_down_for_30_minutes_is_scraped_on_a_later_attempt_not_given_up(e2e: E2E) -> None:
+    # GIVEN a site that answers 503 to everything for the next 30 virtual minutes
+    started_wall, started_virtual = time.monotonic(), e2e.stack.clock.now()
+    (site,) = e2e.pool.take(1, kinds=("normal",))
+    e2e.stack.farm.take_down(site.number, until=started_virtual + 1800, clock=e2e.stack.clock.now)
+    job_id = "e2e-down-30-min"
+    (task_id,) = e2e.create_job(job_id, [site]).values()
+
+    # WHEN the job runs
+    counts = e2e.wait_terminal(job_id, 1, timeout=180, idle_skip=300)
+
+    # THEN the task finished on a later attempt of the same message, after the outage ended
+    row = e2e.task_rows(job_id)[task_id]
+    assert counts.get("Finished") == 1, row
+    assert int(row["attempts"]) >= 2
+    assert epoch(row["updated_at"]) >= started_virtual + 1800
+    dead = e2e.stack.queue_messages(str(e2e.stack.pipeline["scrape_dlq_url"]))
+    assert all(task_id not in m["Body"] for m in dead)
+    e2e.record(
+        "site down for 30 minutes",
+        tasks=1,
+        attempts=int(row["attempts"]),
+        finished_after_seconds=round(epoch(row["updated_at"]) - started_virtual),
+        wall_seconds=round(time.monotonic() - started_wall, 1),
+        virtual_seconds=virtual_elapsed(e2e, started_virtual),
+    )
