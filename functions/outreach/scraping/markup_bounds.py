@@ -1,0 +1,325 @@
+"""Bounding the markup given to the HTML parser, in size and in element nesting, before it parses.
+
+The parser's cost grows with the depth of the tree: each new block element looks through the stack of
+open elements, so 50,000 unclosed ``<div>`` s (250 KB) take seconds and 2 MiB of them minutes, beyond
+any deadline. :func:`bound_markup` walks the tags once (linear time, no backtracking) with a cheap
+model of the HTML tree builder's stack of open elements, and cuts the markup where the model's depth
+would exceed :data:`MAX_NESTING`, or after :data:`MAX_PARSE_CHARS` characters. Real pages nest a few
+dozen levels deep; a page that is cut is kept up to the cut and marked as such.
+
+The model follows the tree builder where it matters for depth: void elements never open, an end tag
+closes the nearest open element of its name unless a scope boundary (table, cell, template, ...)
+stands in between, ``li`` / ``dt`` / ``dd`` / ``p`` / ``option`` / table rows and cells close their
+open sibling, and a block start tag closes an open ``p``. The text of ``script``, ``style`` and the
+other raw-text elements is skipped. Each step is constant time: the stack keeps, per element name,
+the positions it is open at, and the positions of the scope boundaries.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+
+MAX_PARSE_CHARS = 2 * 1024 * 1024
+MAX_NESTING = 512
+
+_TAG = re.compile(r"<(/?)([A-Za-z][^\t\n\f\r />]*)|<!--")
+# Start tags that never add a level: void elements, and html/head/body (merged into the first ones).
+_NO_LEVEL = frozenset(
+    [
+        "area",
+        "base",
+        "basefont",
+        "bgsound",
+        "br",
+        "col",
+        "embed",
+        "frame",
+        "hr",
+        "image",
+        "img",
+        "input",
+        "keygen",
+        "link",
+        "meta",
+        "param",
+        "source",
+        "track",
+        "wbr",
+        "html",
+        "head",
+        "body",
+    ]
+)
+_RAW_TEXT = frozenset(["script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes"])
+# The tree builder's "special" elements: an end tag of another element never closes past one.
+_SPECIAL = frozenset(
+    [
+        "address",
+        "applet",
+        "area",
+        "article",
+        "aside",
+        "base",
+        "basefont",
+        "bgsound",
+        "blockquote",
+        "body",
+        "br",
+        "button",
+        "caption",
+        "center",
+        "col",
+        "colgroup",
+        "dd",
+        "details",
+        "dir",
+        "div",
+        "dl",
+        "dt",
+        "embed",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "footer",
+        "form",
+        "frame",
+        "frameset",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "head",
+        "header",
+        "hgroup",
+        "hr",
+        "html",
+        "iframe",
+        "img",
+        "input",
+        "keygen",
+        "li",
+        "link",
+        "listing",
+        "main",
+        "marquee",
+        "menu",
+        "meta",
+        "nav",
+        "noembed",
+        "noframes",
+        "noscript",
+        "object",
+        "ol",
+        "p",
+        "param",
+        "plaintext",
+        "pre",
+        "script",
+        "search",
+        "section",
+        "select",
+        "source",
+        "style",
+        "summary",
+        "table",
+        "tbody",
+        "td",
+        "template",
+        "textarea",
+        "tfoot",
+        "th",
+        "thead",
+        "title",
+        "tr",
+        "track",
+        "ul",
+        "wbr",
+        "xmp",
+    ]
+)
+_DEFAULT_SCOPE = frozenset(
+    ["applet", "caption", "html", "table", "td", "th", "marquee", "object", "template"]
+)
+_TABLE_SCOPE = frozenset(["html", "table", "template"])
+_TABLE_PARTS = frozenset(["table", "tbody", "tfoot", "thead", "tr", "td", "th", "caption"])
+_SCOPE_FOR = {"p": _DEFAULT_SCOPE | {"button"}, "li": _DEFAULT_SCOPE | {"ol", "ul"}}
+# Start tags that close an open sibling: list items across the nearest special element that is not
+# address, div or p; table rows and cells within the table.
+_LIST_SIBLINGS = {"li": frozenset({"li"}), "dt": frozenset({"dd", "dt"}), "dd": frozenset({"dd", "dt"})}
+_TABLE_SIBLINGS = {
+    "tr": frozenset({"tr"}),
+    "td": frozenset({"td", "th"}),
+    "th": frozenset({"td", "th"}),
+    "tbody": frozenset({"tbody", "thead", "tfoot"}),
+    "thead": frozenset({"tbody", "thead", "tfoot"}),
+    "tfoot": frozenset({"tbody", "thead", "tfoot"}),
+}
+_CLOSES_P = frozenset(
+    [
+        "address",
+        "article",
+        "aside",
+        "blockquote",
+        "center",
+        "details",
+        "dialog",
+        "dir",
+        "div",
+        "dl",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "footer",
+        "form",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "header",
+        "hgroup",
+        "hr",
+        "main",
+        "menu",
+        "nav",
+        "ol",
+        "p",
+        "pre",
+        "search",
+        "section",
+        "summary",
+        "table",
+        "ul",
+        "li",
+        "dd",
+        "dt",
+    ]
+)
+_NOT_LIST_BOUNDARY = frozenset({"address", "div", "p"})
+
+
+@dataclass(frozen=True)
+class BoundedMarkup:
+    """The markup to parse; ``cut`` names the bound that shortened it (``nesting`` or ``size``)."""
+
+    html: str
+    cut: str | None = None
+
+
+def bound_markup(
+    html: str, *, max_chars: int = MAX_PARSE_CHARS, max_depth: int = MAX_NESTING
+) -> BoundedMarkup:
+    """``html`` cut before the tag that would nest deeper than ``max_depth``, and to ``max_chars``."""
+    size_cut = len(html) > max_chars
+    text = html[:max_chars] if size_cut else html
+    stack = _OpenElements()
+    lower = text.lower()
+    position = 0
+    while True:
+        match = _TAG.search(text, position)
+        if match is None:
+            break
+        if match.group(0) == "<!--":
+            end = text.find("-->", match.end())
+            if end < 0:
+                break
+            position = end + 3
+            continue
+        closing, name = match.group(1) == "/", match.group(2).lower()
+        tag_end = text.find(">", match.end())
+        if tag_end < 0:
+            break
+        position = tag_end + 1
+        if closing:
+            stack.close(name)
+            continue
+        if not stack.open(name, max_depth):
+            return BoundedMarkup(text[: match.start()], "nesting")
+        if name in _RAW_TEXT:
+            end = lower.find(f"</{name}", position)
+            if end < 0:
+                break
+            stack.close(name)
+            position = end + len(name) + 2
+        elif name == "plaintext":
+            break
+    return BoundedMarkup(text, "size" if size_cut else None)
+
+
+class _OpenElements:
+    """A model of the stack of open elements with constant-time lookups by name and scope.
+
+    It may close less than the tree builder does (the cut then comes early), never more.
+    """
+
+    def __init__(self) -> None:
+        self._names: list[str] = []
+        self._at: defaultdict[str, list[int]] = defaultdict(list)
+        self._special: list[int] = []
+        self._list_boundaries: list[int] = []
+
+    def open(self, name: str, max_depth: int) -> bool:
+        """Push ``name`` after the implicit closes its start tag causes; False if too deep."""
+        if name in _NO_LEVEL:
+            return True
+        if name in _LIST_SIBLINGS:
+            boundary = self._list_boundaries[-1] if self._list_boundaries else -1
+            if boundary >= 0 and self._names[boundary] in _LIST_SIBLINGS[name]:
+                self._pop_to(boundary)
+        elif name in _TABLE_SIBLINGS:
+            self._pop_to(max(self._in_scope(other, _TABLE_SCOPE) for other in _TABLE_SIBLINGS[name]))
+        elif name == "option" and self._names and self._names[-1] == "option":
+            self._pop_to(len(self._names) - 1)
+        if name in _CLOSES_P:
+            self._pop_to(self._in_scope("p", _SCOPE_FOR["p"]))
+        if len(self._names) >= max_depth:
+            return False
+        position = len(self._names)
+        self._at[name].append(position)
+        if name in _SPECIAL:
+            self._special.append(position)
+            if name not in _NOT_LIST_BOUNDARY:
+                self._list_boundaries.append(position)
+        self._names.append(name)
+        return True
+
+    def close(self, name: str) -> None:
+        """An end tag: close the nearest open ``name`` the tree builder would close, else nothing."""
+        if name in _TABLE_PARTS:
+            self._pop_to(self._in_scope(name, _TABLE_SCOPE))
+        elif name in _SPECIAL:
+            self._pop_to(self._in_scope(name, _SCOPE_FOR.get(name, _DEFAULT_SCOPE)))
+        else:
+            index = self._last(name)
+            if index >= 0 and index >= (self._special[-1] if self._special else -1):
+                self._pop_to(index)
+
+    def _last(self, name: str) -> int:
+        positions = self._at.get(name)
+        return positions[-1] if positions else -1
+
+    def _topmost(self, names: frozenset[str]) -> int:
+        return max((self._last(name) for name in names), default=-1)
+
+    def _in_scope(self, name: str, scope: frozenset[str]) -> int:
+        """The position of the nearest open ``name`` with no scope boundary above it, or -1."""
+        index = self._last(name)
+        if index < 0:
+            return -1
+        return index if index >= self._topmost(scope) else -1
+
+    def _pop_to(self, index: int) -> None:
+        if index < 0:
+            return
+        while len(self._names) > index:
+            name = self._names.pop()
+            self._at[name].pop()
+            if name in _SPECIAL:
+                self._special.pop()
+                if name not in _NOT_LIST_BOUNDARY:
+                    self._list_boundaries.pop()
