@@ -9,7 +9,8 @@ A URL is split once (``urllib.parse.urlsplit``) and put together from its parts:
 - the port dropped when it is the scheme's default (:data:`DEFAULT_PORTS`), kept otherwise: a port is
   part of the site's identity;
 - the path (``/`` when empty) and the query as written, no fragment;
-- at most :data:`MAX_URL_LENGTH` characters, no spaces or control characters.
+- at most :data:`MAX_URL_LENGTH` characters, as written and in canonical form; no spaces or control
+  characters.
 
 IDNA 2008 / UTS #46: https://www.unicode.org/reports/tr46/ (implemented by the ``idna`` package).
 """
@@ -88,7 +89,10 @@ def canonical_url(raw: str) -> CanonicalUrl:
     effective_port = DEFAULT_PORTS[scheme] if port is None else port
     if not 0 < effective_port < 65536:
         raise UnusableUrl(f"port {effective_port} out of range")
-    return CanonicalUrl(scheme, host, effective_port, parts.path or "/", parts.query)
+    canonical = CanonicalUrl(scheme, host, effective_port, parts.path or "/", parts.query)
+    if len(str(canonical)) > MAX_URL_LENGTH:
+        raise UnusableUrl(f"URL longer than {MAX_URL_LENGTH} characters in canonical form")
+    return canonical
 
 
 def canonical_host(raw_host: str) -> str:
@@ -105,9 +109,10 @@ def canonical_host(raw_host: str) -> str:
     try:
         encoded = idna.encode(host, uts46=True, transitional=False).decode("ascii")
     except (idna.IDNAError, UnicodeError, ValueError) as exc:
-        if not host.isascii():
+        # Plain ASCII names that IDNA rejects (underscores, labels such as "-x") still exist in DNS;
+        # a non-ASCII name or a broken A-label ("xn--...") does not.
+        if not host.isascii() or any(label.lower().startswith("xn--") for label in host.split(".")):
             raise UnusableUrl(f"host {host[:100]!r} has no IDNA 2008 form: {exc}") from exc
-        # Plain ASCII names that IDNA rejects (underscores, labels such as "-x") still exist in DNS.
         encoded = host
     encoded = encoded.lower()
     if not _HOST_NAME.match(encoded):
