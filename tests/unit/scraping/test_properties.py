@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from outreach.canonical_url import MAX_URL_LENGTH, UnusableUrl, canonical_url
 from outreach.errors import FatalScrapeError
 from outreach.scraping.body_decoder import BadCompressedBody, content_coding, read_capped
-from outreach.scraping.charset import decode_html
+from outreach.scraping.charset import content_type_parts, decode_html
 from outreach.scraping.extract import extract_page
 from outreach.scraping.markup_bounds import bound_markup
 
@@ -63,6 +63,26 @@ def markup(draw: st.DrawFn) -> str:
 @given(body=st.binary(max_size=2000), label=LABELS)
 def test_any_bytes_with_any_charset_label_decode_to_text(body: bytes, label: str | None) -> None:
     assert isinstance(decode_html(body, label), str)
+
+
+@BOUNDED
+@given(
+    body=st.one_of(st.binary(max_size=1500), markup().map(lambda html: html.encode("utf-8", "replace"))),
+    header=st.one_of(
+        st.none(), st.text(max_size=40), LABELS.map(lambda label: f"text/html; charset={label}")
+    ),
+)
+def test_any_bytes_and_content_type_go_through_decode_and_extract_to_a_result_or_a_named_error(
+    body: bytes, header: str | None
+) -> None:
+    _, charset = content_type_parts(header)
+    try:
+        page = extract_page(decode_html(body, charset), "https://muster.example/", max_text_chars=300)
+    except FatalScrapeError as exc:
+        assert exc.reason
+        return
+    assert len(page.text) <= 300
+    assert len(page.emails) <= 50
 
 
 @BOUNDED
