@@ -201,6 +201,7 @@ _CLOSES_P = frozenset(
     ]
 )
 _NOT_LIST_BOUNDARY = frozenset({"address", "div", "p"})
+_SCOPES = (_DEFAULT_SCOPE, _SCOPE_FOR["p"], _SCOPE_FOR["li"], _TABLE_SCOPE)
 
 
 @dataclass(frozen=True)
@@ -262,6 +263,8 @@ class _OpenElements:
         self._at: defaultdict[str, list[int]] = defaultdict(list)
         self._special: list[int] = []
         self._list_boundaries: list[int] = []
+        # Per scope kind, the positions of its boundary elements, innermost last.
+        self._boundaries: dict[frozenset[str], list[int]] = {scope: [] for scope in _SCOPES}
 
     def open(self, name: str, max_depth: int) -> bool:
         """Push ``name`` after the implicit closes its start tag causes; False if too deep."""
@@ -285,6 +288,9 @@ class _OpenElements:
             self._special.append(position)
             if name not in _NOT_LIST_BOUNDARY:
                 self._list_boundaries.append(position)
+        for scope, positions in self._boundaries.items():
+            if name in scope:
+                positions.append(position)
         self._names.append(name)
         return True
 
@@ -303,15 +309,13 @@ class _OpenElements:
         positions = self._at.get(name)
         return positions[-1] if positions else -1
 
-    def _topmost(self, names: frozenset[str]) -> int:
-        return max((self._last(name) for name in names), default=-1)
-
     def _in_scope(self, name: str, scope: frozenset[str]) -> int:
         """The position of the nearest open ``name`` with no scope boundary above it, or -1."""
         index = self._last(name)
         if index < 0:
             return -1
-        return index if index >= self._topmost(scope) else -1
+        boundaries = self._boundaries[scope]
+        return index if not boundaries or index >= boundaries[-1] else -1
 
     def _pop_to(self, index: int) -> None:
         if index < 0:
@@ -323,3 +327,6 @@ class _OpenElements:
                 self._special.pop()
                 if name not in _NOT_LIST_BOUNDARY:
                     self._list_boundaries.pop()
+            for scope, positions in self._boundaries.items():
+                if name in scope:
+                    positions.pop()
