@@ -7,22 +7,31 @@ model of the HTML tree builder's stack of open elements, and cuts the markup whe
 would exceed :data:`MAX_NESTING`, or after :data:`MAX_PARSE_CHARS` characters. Real pages nest a few
 dozen levels deep; a page that is cut is kept up to the cut and marked as such.
 
-The model follows the tree builder where it matters for depth: void elements never open, an end tag
-closes the nearest open element of its name unless a scope boundary (table, cell, template, ...)
-stands in between, ``li`` / ``dt`` / ``dd`` / ``p`` / ``option`` / table rows and cells close their
-open sibling, and a block start tag closes an open ``p``. The text of ``script``, ``style`` and the
-other raw-text elements is skipped. Each step is constant time: the stack keeps, per element name,
-the positions it is open at, and the positions of the scope boundaries.
+The model follows the tree builder where it matters for depth, and where it cannot tell, it keeps
+elements open (erring towards an early cut): void elements never open, an end tag closes
+the nearest open element of its name unless a scope boundary (table, cell, template, ...) stands in
+between, ``li`` / ``dt`` / ``dd`` / ``option`` and, inside a table, rows and cells close their open
+sibling (adding the implied ``tbody`` / ``tr``), a block start tag closes an open ``p``, ``/>`` empties
+only foreign (svg, math) elements, and a formatting element closed by another element's end tag still
+counts (the tree builder opens it again). Inside ``select``, ``svg`` or ``math`` an end tag closes
+only its own element. Comments (also ``<!-->`` and ``--!>``) and the text of ``script``, ``style``
+and the other raw-text elements are skipped. Each step is constant time: the stack keeps, per element
+name and per kind of boundary, the positions they are open at. Comparing the parser's tree depth with
+the model's over random markup guided these rules; as a backstop for what the model still gets
+wrong, at most :data:`MAX_START_TAGS` start tags are parsed (fully nested, that many parse in a few
+seconds).
 """
 
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 MAX_PARSE_CHARS = 2 * 1024 * 1024
 MAX_NESTING = 512
+# A backstop for what the model gets wrong: even fully nested, this many elements parse in seconds.
+MAX_START_TAGS = 50_000
 
 _TAG = re.compile(r"<(/?)([A-Za-z][^\t\n\f\r />]*)|<!--")
 # Start tags that never add a level: void elements, and html/head/body (merged into the first ones).
@@ -201,6 +210,68 @@ _CLOSES_P = frozenset(
     ]
 )
 _NOT_LIST_BOUNDARY = frozenset({"address", "div", "p"})
+# Inside these the tree builder follows other rules (select: most tags ignored; svg/math: foreign
+# content): the model then closes only what the end tag names, across implied-end-tag elements.
+_RESTRICTING = frozenset({"select", "svg", "math"})
+_FOREIGN = frozenset({"svg", "math"})
+_IMPLIED_END = frozenset(["dd", "dt", "li", "optgroup", "option", "p", "rb", "rp", "rt", "rtc"])
+# HTML start tags that leave foreign content (their "/>" does not make them empty).
+_BREAKOUT = frozenset(
+    [
+        "b",
+        "big",
+        "blockquote",
+        "body",
+        "br",
+        "center",
+        "code",
+        "dd",
+        "div",
+        "dl",
+        "dt",
+        "em",
+        "embed",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "head",
+        "hr",
+        "i",
+        "img",
+        "li",
+        "listing",
+        "menu",
+        "meta",
+        "nobr",
+        "ol",
+        "p",
+        "pre",
+        "ruby",
+        "s",
+        "small",
+        "span",
+        "strong",
+        "strike",
+        "sub",
+        "sup",
+        "table",
+        "tt",
+        "u",
+        "ul",
+        "var",
+        "font",
+    ]
+)
+_ROW_GROUPS = ("tbody", "thead", "tfoot")
+# Formatting elements closed by another element's end tag stay in the tree builder's list of active
+# formatting elements and are opened again before the next content; markers end that list's reach.
+_FORMATTING = frozenset(
+    ["a", "b", "big", "code", "em", "font", "i", "nobr", "s", "small", "strike", "strong", "tt", "u"]
+)
+_MARKERS = frozenset(["applet", "caption", "marquee", "object", "template", "td", "th"])
 _SCOPES = (_DEFAULT_SCOPE, _SCOPE_FOR["p"], _SCOPE_FOR["li"], _TABLE_SCOPE)
 
 
@@ -221,15 +292,22 @@ def bound_markup(
     stack = _OpenElements()
     lower = text.lower()
     position = 0
+    start_tags = 0
     while True:
         match = _TAG.search(text, position)
         if match is None:
             break
         if match.group(0) == "<!--":
-            end = text.find("-->", match.end())
-            if end < 0:
+            # A comment ends at "-->" or "--!>"; "<!-->" and "<!--->" are complete (empty) comments.
+            ends = [
+                found
+                for found in (text.find("-->", match.start() + 2), text.find("--!>", match.end()))
+                if found >= 0
+            ]
+            if not ends:
                 break
-            position = end + 3
+            end = min(ends)
+            position = end + (4 if text.startswith("--!>", end) else 3)
             continue
         closing, name = match.group(1) == "/", match.group(2).lower()
         tag_end = text.find(">", match.end())
@@ -239,9 +317,16 @@ def bound_markup(
         if closing:
             stack.close(name)
             continue
-        if not stack.open(name, max_depth):
+        start_tags += 1
+        if start_tags > MAX_START_TAGS:
+            return BoundedMarkup(text[: match.start()], "tags")
+        # "/>" makes a tag self-closing unless the slash ends an unquoted attribute value (id=a/>).
+        self_closing = text[tag_end - 1] == "/" and (
+            tag_end - 1 == match.end() or text[tag_end - 2] in " \t\n\r\f\"'"
+        )
+        if not stack.open(name, max_depth, self_closing=self_closing):
             return BoundedMarkup(text[: match.start()], "nesting")
-        if name in _RAW_TEXT:
+        if name in _RAW_TEXT and not stack.in_foreign_content:
             end = lower.find(f"</{name}", position)
             if end < 0:
                 break
@@ -265,23 +350,59 @@ class _OpenElements:
         self._list_boundaries: list[int] = []
         # Per scope kind, the positions of its boundary elements, innermost last.
         self._boundaries: dict[frozenset[str], list[int]] = {scope: [] for scope in _SCOPES}
+        self._restricting: list[int] = []
+        self._foreign: list[int] = []
+        # Positions of elements no end tag closes implicitly (not in _IMPLIED_END).
+        self._solid: list[int] = []
+        # Formatting elements closed implicitly, per marker level: they count as open.
+        self._reopened: list[Counter[str]] = [Counter()]
+        self._reopened_total = 0
 
-    def open(self, name: str, max_depth: int) -> bool:
+    @property
+    def in_foreign_content(self) -> bool:
+        """Inside svg or math, where script and style hold markup, not raw text."""
+        return bool(self._foreign)
+
+    def open(self, name: str, max_depth: int, *, self_closing: bool = False) -> bool:
         """Push ``name`` after the implicit closes its start tag causes; False if too deep."""
-        if name in _NO_LEVEL:
+        # "/>" empties a foreign element (and svg or math themselves), never an HTML one.
+        foreign = bool(self._foreign) or name in _FOREIGN
+        if name in _NO_LEVEL or (self_closing and foreign and name not in _BREAKOUT):
             return True
-        if name in _LIST_SIBLINGS:
+        if self._restricting:
+            if name == "option" and self._names and self._names[-1] == "option":
+                self._pop_to(len(self._names) - 1)
+        elif name in _LIST_SIBLINGS:
             boundary = self._list_boundaries[-1] if self._list_boundaries else -1
             if boundary >= 0 and self._names[boundary] in _LIST_SIBLINGS[name]:
                 self._pop_to(boundary)
         elif name in _TABLE_SIBLINGS:
-            self._pop_to(max(self._in_scope(other, _TABLE_SCOPE) for other in _TABLE_SIBLINGS[name]))
+            # Outside a table the tree builder ignores these tags; the model keeps them (over-counts).
+            if self._at.get("table"):
+                self._pop_to(max(self._in_scope(other, _TABLE_SCOPE) for other in _TABLE_SIBLINGS[name]))
+                # A cell without a row, or a row without a row group, gets the implied ones first.
+                implied = []
+                if (
+                    name in ("td", "th", "tr")
+                    and max(self._in_scope(g, _TABLE_SCOPE) for g in _ROW_GROUPS) < 0
+                ):
+                    implied.append("tbody")
+                if name in ("td", "th") and self._in_scope("tr", _TABLE_SCOPE) < 0:
+                    implied.append("tr")
+                for element in implied:
+                    if not self._push(element, max_depth):
+                        return False
         elif name == "option" and self._names and self._names[-1] == "option":
             self._pop_to(len(self._names) - 1)
-        if name in _CLOSES_P:
+        if name in _CLOSES_P and not self._restricting:
             self._pop_to(self._in_scope("p", _SCOPE_FOR["p"]))
-        if len(self._names) >= max_depth:
+        return self._push(name, max_depth)
+
+    def _push(self, name: str, max_depth: int) -> bool:
+        if len(self._names) + self._reopened_total >= max_depth:
             return False
+        if name in _MARKERS:
+            self._reopened.append(Counter())
         position = len(self._names)
         self._at[name].append(position)
         if name in _SPECIAL:
@@ -291,19 +412,36 @@ class _OpenElements:
         for scope, positions in self._boundaries.items():
             if name in scope:
                 positions.append(position)
+        if name in _RESTRICTING:
+            self._restricting.append(position)
+            if name in _FOREIGN:
+                self._foreign.append(position)
+        if name not in _IMPLIED_END:
+            self._solid.append(position)
         self._names.append(name)
         return True
 
     def close(self, name: str) -> None:
         """An end tag: close the nearest open ``name`` the tree builder would close, else nothing."""
-        if name in _TABLE_PARTS:
-            self._pop_to(self._in_scope(name, _TABLE_SCOPE))
+        if name in _FORMATTING and self._reopened[-1][name] > 0 and self._last(name) < 0:
+            self._reopened[-1][name] -= 1
+            self._reopened_total -= 1
+            return
+        if self._restricting or name == "form":
+            # </form> takes the form element alone off the stack: modelled only when it is on top.
+            index = self._last(name)
+            if index >= 0 and (self._solid[-1] if self._solid else -1) <= index:
+                self._pop_to(index, explicit=True)
+        elif name in _TABLE_PARTS:
+            # Outside a table the tree builder ignores these end tags.
+            if self._at.get("table"):
+                self._pop_to(self._in_scope(name, _TABLE_SCOPE))
         elif name in _SPECIAL:
             self._pop_to(self._in_scope(name, _SCOPE_FOR.get(name, _DEFAULT_SCOPE)))
         else:
             index = self._last(name)
             if index >= 0 and index >= (self._special[-1] if self._special else -1):
-                self._pop_to(index)
+                self._pop_to(index, explicit=True)
 
     def _last(self, name: str) -> int:
         positions = self._at.get(name)
@@ -317,12 +455,18 @@ class _OpenElements:
         boundaries = self._boundaries[scope]
         return index if not boundaries or index >= boundaries[-1] else -1
 
-    def _pop_to(self, index: int) -> None:
+    def _pop_to(self, index: int, *, explicit: bool = False) -> None:
+        """Close every element from the top down to position ``index`` (its own end tag if ``explicit``)."""
         if index < 0:
             return
         while len(self._names) > index:
             name = self._names.pop()
             self._at[name].pop()
+            if name in _FORMATTING and not (explicit and len(self._names) == index):
+                self._reopened[-1][name] += 1
+                self._reopened_total += 1
+            if name in _MARKERS and len(self._reopened) > 1:
+                self._reopened_total -= sum(self._reopened.pop().values())
             if name in _SPECIAL:
                 self._special.pop()
                 if name not in _NOT_LIST_BOUNDARY:
@@ -330,3 +474,9 @@ class _OpenElements:
             for scope, positions in self._boundaries.items():
                 if name in scope:
                     positions.pop()
+            if name in _RESTRICTING:
+                self._restricting.pop()
+                if name in _FOREIGN:
+                    self._foreign.pop()
+            if name not in _IMPLIED_END:
+                self._solid.pop()
