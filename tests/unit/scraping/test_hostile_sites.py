@@ -82,7 +82,7 @@ def test_a_gzip_bomb_never_holds_more_than_the_body_cap_in_memory(farm: WebFarm)
     farm.route("/", Reply(body=zeros_gzip(256 * 1024 * 1024), headers={"Content-Encoding": "gzip"}))
     tracemalloc.start()
     try:
-        page = fetch_page(farm.url("/"), deadline=deadline_in(10), settings=settings(), any_media_type=True)
+        page = fetch_page(farm.url("/"), deadline=deadline_in(10), settings=settings())
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
