@@ -34,6 +34,18 @@ def _flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in {"1", "true", "yes"}
 
 
+def _switch(name: str, default: bool) -> bool:
+    """An on/off setting, ``default`` when unset; anything but 1/0, true/false, yes/no, on/off fails."""
+    raw = os.environ.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in {"1", "true", "yes", "on"}:
+        return True
+    if raw in {"0", "false", "no", "off"}:
+        return False
+    raise ConfigurationError(f"{name} must be 1/0, true/false, yes/no or on/off, got {raw!r}")
+
+
 def tasks_table() -> str:
     return _required("TASKS_TABLE")
 
@@ -105,6 +117,8 @@ class ScrapeSettings:
     max_extra_pages: int
     max_text_chars: int
     allow_loopback: bool
+    # Fetch and honour each site's robots.txt (SCRAPER_RESPECT_ROBOTS_TXT, on unless set to 0).
+    respect_robots_txt: bool = True
 
     @classmethod
     def from_env(cls) -> ScrapeSettings:
@@ -122,6 +136,7 @@ class ScrapeSettings:
             max_text_chars=_int("SCRAPER_MAX_TEXT_CHARS", 20_000, minimum=100),
             # Only tests and the embedded AWS set this: it lets the scraper reach loopback web farms.
             allow_loopback=_flag("SCRAPER_ALLOW_LOOPBACK"),
+            respect_robots_txt=_switch("SCRAPER_RESPECT_ROBOTS_TXT", default=True),
         )
 
 

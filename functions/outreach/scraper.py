@@ -43,10 +43,15 @@ class Outcome(StrEnum):
 
 
 def read_task_id(body: str) -> str:
+    """The task id of a message body; any body that cannot be parsed is unreadable, with its reason."""
     try:
         payload = json.loads(body)
     except (json.JSONDecodeError, TypeError) as exc:
         raise UnreadableMessageError("body_not_json") from exc
+    except RecursionError as exc:
+        raise UnreadableMessageError("body_nested_too_deep") from exc
+    except Exception as exc:
+        raise UnreadableMessageError(f"body_unparseable: {type(exc).__name__}") from exc
     if not isinstance(payload, dict):
         raise UnreadableMessageError("body_not_object")
     task_id = payload.get("task_id")
@@ -83,7 +88,7 @@ def send_to_dlq(record: SQSRecord, reason: str) -> None:
 def _receive_count(record: SQSRecord) -> int:
     try:
         return max(1, int(record.attributes.approximate_receive_count))
-    except (TypeError, ValueError):  # outcome: a missing count is the first receive
+    except (KeyError, TypeError, ValueError):  # outcome: a missing count is the first receive
         return 1
 
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from urllib.parse import urlsplit, urlunsplit
+from collections.abc import Iterable
 
-_JOB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
-MAX_URL_LENGTH = 2048
+from outreach.canonical_url import UnusableUrl, canonical_url
+
+_JOB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 
 
 class InvalidJobInput(ValueError):
@@ -15,13 +16,23 @@ class InvalidJobInput(ValueError):
 
 
 def validate_job_id(job_id: str) -> str:
-    if not isinstance(job_id, str) or not _JOB_ID.match(job_id):
-        raise InvalidJobInput(f"job id must match {_JOB_ID.pattern}, got {job_id!r}")
+    """``job_id`` itself if it is a string matching the job id pattern in full (no final newline)."""
+    if not isinstance(job_id, str) or not _JOB_ID.fullmatch(job_id):
+        raise InvalidJobInput(f"job id must match {_JOB_ID.pattern} in full, got {job_id!r}")
     return job_id
 
 
+def validate_url_list(urls: Iterable[str]) -> Iterable[str]:
+    """``urls`` itself if it is a collection of URLs: a single string or bytes is not one."""
+    if isinstance(urls, str | bytes | bytearray | memoryview):
+        raise InvalidJobInput(f"urls must be a list of URL strings, got one {type(urls).__name__}")
+    if not isinstance(urls, Iterable):
+        raise InvalidJobInput(f"urls must be a list of URL strings, got {type(urls).__name__}")
+    return urls
+
+
 def normalise_url(raw: str) -> str:
-    """Canonical form of a website address: scheme and host lower-case, default port, no fragment.
+    """The canonical form (:mod:`outreach.canonical_url`) of a website address.
 
     A bare host (``example.com``) gets ``https://``. Raises InvalidJobInput for anything that is not an
     http(s) URL with a host.
@@ -29,31 +40,12 @@ def normalise_url(raw: str) -> str:
     if not isinstance(raw, str):
         raise InvalidJobInput(f"URL must be a string, got {type(raw).__name__}")
     text = raw.strip()
-    if not text or len(text) > MAX_URL_LENGTH or any(ch.isspace() for ch in text):
-        raise InvalidJobInput(f"not a URL: {raw!r}")
-    if "://" not in text:
+    if text and "://" not in text:
         text = "https://" + text
-    parts = urlsplit(text)
-    scheme = parts.scheme.lower()
-    if scheme not in {"http", "https"}:
-        raise InvalidJobInput(f"unsupported scheme {parts.scheme!r} in {raw!r}")
     try:
-        host = (parts.hostname or "").rstrip(".")
-        port = parts.port
-    except ValueError as exc:
-        raise InvalidJobInput(f"malformed host or port in {raw!r}") from exc
-    if not host or parts.username or parts.password:
-        raise InvalidJobInput(f"URL needs a host and no credentials: {raw!r}")
-    try:
-        host = host.encode("idna").decode("ascii").lower()
-    except UnicodeError as exc:
-        raise InvalidJobInput(f"invalid host name in {raw!r}") from exc
-    if ":" in host:
-        host = f"[{host}]"
-    default_port = {"http": 80, "https": 443}[scheme]
-    netloc = host if port in (None, default_port) else f"{host}:{port}"
-    path = parts.path or "/"
-    return urlunsplit((scheme, netloc, path, parts.query, ""))
+        return str(canonical_url(text))
+    except UnusableUrl as exc:
+        raise InvalidJobInput(f"not a usable URL: {raw[:200]!r}: {exc}") from exc
 
 
 def scrape_task_id(job_id: str, normalised_url: str) -> str:

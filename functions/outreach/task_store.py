@@ -21,7 +21,13 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
 from outreach import clients, clock, config
-from outreach.task_ids import InvalidJobInput, normalise_url, scrape_task_id, validate_job_id
+from outreach.task_ids import (
+    InvalidJobInput,
+    normalise_url,
+    scrape_task_id,
+    validate_job_id,
+    validate_url_list,
+)
 from outreach.task_model import ALLOWED_TRANSITIONS, Kind, Status, Task, open_key
 
 if TYPE_CHECKING:
@@ -192,9 +198,12 @@ def open_tasks(
 def create_scrape_job(job_id: str, urls: Iterable[str]) -> JobCreation:
     """Write one Pending scrape task per distinct normalised URL; running it again creates nothing twice.
 
-    Invalid URLs are returned in ``rejected`` with the reason instead of being written.
+    Invalid URLs are returned in ``rejected`` with the reason instead of being written. A job id that is
+    not a valid string, or ``urls`` that is a single string or bytes rather than a collection, raises
+    ``InvalidJobInput`` before anything is written.
     """
     validate_job_id(job_id)
+    validate_url_list(urls)
     result = JobCreation(job_id=job_id)
     wanted: dict[str, str] = {}
     for raw in urls:

@@ -36,6 +36,8 @@ FARM_SITES = 4200
 CLOCK_SCALE = 10.0
 # Fast kinds: no deliberate delays, so short scenarios stay short.
 FAST_KINDS = ("normal", "redirect", "missing", "gone", "binary", "oversized")
+# Sites of each hostile kind, added after the generated ones (test_hostile_sites.py).
+HOSTILE_COPIES = 1
 
 
 @dataclass
@@ -267,7 +269,13 @@ def e2e(tmp_path_factory: pytest.TempPathFactory) -> Iterator[E2E]:
     logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)
     package_dir: Path = tmp_path_factory.mktemp("dist")
     build_packages(dist_dir=package_dir)
-    with local_stack(sites=FARM_SITES, port=None, scale=CLOCK_SCALE, package_dir=package_dir) as stack:
+    with local_stack(
+        sites=FARM_SITES,
+        port=None,
+        scale=CLOCK_SCALE,
+        package_dir=package_dir,
+        farm_options={"hostile_copies": HOSTILE_COPIES},
+    ) as stack:
         harness = E2E(stack, SitePool(list(stack.farm.sites)))
         yield harness
     target = os.environ.get(FIGURES_ENV)

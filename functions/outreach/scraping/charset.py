@@ -1,17 +1,22 @@
-"""Turning a fetched HTML body into text, following the usual browser rules for the character set."""
+"""Turning a fetched HTML body into text, following the usual browser rules for the character set.
+
+Only the labels of the WHATWG Encoding Standard (https://encoding.spec.whatwg.org/#names-and-labels,
+via the ``webencodings`` package) name a character set: Python also knows ``hex``, ``base64``,
+``rot13`` or ``undefined`` as codecs, and a page declaring one of them must not choose a codec that
+turns bytes into something else or always raises. An unknown label is ignored like a missing one.
+"""
 
 from __future__ import annotations
 
 import codecs
 import re
 
+import webencodings
+
 _SNIFF_BYTES = 4096
 _META_CHARSET = re.compile(rb"""<meta[^>]+?charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)""", re.IGNORECASE)
 
-_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
-
-# Browsers decode these labels as windows-1252; pages declaring them routinely contain its extra glyphs.
-_WINDOWS_1252_ALIASES = frozenset({"iso-8859-1", "iso8859-1", "latin1", "latin-1", "ascii", "us-ascii"})
+_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16le"), (codecs.BOM_UTF16_BE, "utf-16be"))
 
 
 def content_type_parts(header: str | None) -> tuple[str, str | None]:
@@ -57,19 +62,22 @@ def _meta_charset(body: bytes) -> str | None:
     return match.group(1).decode("ascii") if match else None
 
 
-def _codec_for(label: str | None) -> str | None:
+def _codec_for(label: str | None) -> webencodings.Encoding | None:
     if not label:
         return None
-    label = label.strip().lower()
-    if label in _WINDOWS_1252_ALIASES:
-        return "cp1252"
-    try:
-        name = codecs.lookup(label).name
-    except LookupError:  # outcome: unknown charset label, caller falls back
+    encoding = webencodings.lookup(label)
+    # "replacement" stands for encodings that can hide markup (ISO-2022-KR, HZ): ignored like unknown.
+    if encoding is None or encoding.name == "replacement":
         return None
     # A UTF-16 label on a document that was readable enough to find the label is really ASCII-based.
-    return "utf-8" if name.startswith("utf-16") else name
+    if encoding.name.startswith("utf-16"):
+        return webencodings.UTF8
+    return encoding
 
 
-def _decode(body: bytes, codec: str) -> str:
-    return codecs.getincrementaldecoder(codec)(errors="replace").decode(body, final=False)
+def _decode(body: bytes, codec: str | webencodings.Encoding) -> str:
+    encoding = webencodings.lookup(codec) if isinstance(codec, str) else codec
+    if encoding is None:
+        raise LookupError(f"no encoding {codec!r}")
+    text: str = encoding.codec_info.incrementaldecoder(errors="replace").decode(body, final=False)
+    return text

@@ -1,15 +1,23 @@
-"""What the scraper keeps from one HTML page: metadata, contact data, social links, text, next links."""
+"""What the scraper keeps from one HTML page: metadata, contact data, social links, text, next links.
+
+The markup is bounded in size and nesting before it is parsed (:mod:`outreach.scraping.markup_bounds`).
+A link that cannot be resolved to an http(s) URL in canonical form (``http://[ccpa-preferences]``,
+``https://[domain]/impressum``) is skipped and counted in ``skipped_links``; an unusable
+``<base href>`` is ignored (and counted) in favour of the page's own URL.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from urllib.parse import unquote, urljoin, urlsplit
+from urllib.parse import unquote, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from outreach.scraping.site_urls import same_site
+from outreach.errors import FatalScrapeError
+from outreach.scraping.markup_bounds import bound_markup
+from outreach.scraping.site_urls import HttpTarget, join_url, page_key, parse_http_url, same_site
 
 MAX_TITLE_CHARS = 300
 MAX_DESCRIPTION_CHARS = 1000
@@ -111,14 +119,33 @@ class PageExtract:
     social_links: tuple[tuple[str, str], ...]
     text: str
     candidate_links: tuple[CandidateLink, ...]
+    skipped_links: int = 0
+    markup_cut: str | None = None
+
+
+@dataclass(frozen=True)
+class _Link:
+    target: HttpTarget
+    label: str
 
 
 def extract_page(html: str, page_url: str, *, max_text_chars: int) -> PageExtract:
     """Extract everything the scraper keeps from one page; ``page_url`` resolves relative links."""
-    tree = LexborHTMLParser(html)
+    bounded = bound_markup(html)
+    tree = LexborHTMLParser(bounded.html)
     metas = _meta_values(tree)
-    base_url = _base_url(tree, page_url)
+    page = parse_http_url(page_url)
+    base_url, skipped = _base_url(tree, page_url)
     anchors = [(href, _collapse(node.text(separator=" "))) for node, href in _anchors(tree)]
+    links: list[_Link] = []
+    for href, label in anchors:
+        try:
+            target = _resolve(base_url, href)
+        except FatalScrapeError:  # outcome: an unusable link is skipped and counted
+            skipped += 1
+            continue
+        if target is not None:
+            links.append(_Link(target, label))
 
     tree.strip_tags(INVISIBLE_TAGS)
     root = tree.body or tree.root
@@ -138,9 +165,11 @@ def extract_page(html: str, page_url: str, *, max_text_chars: int) -> PageExtrac
         language=_language(tree, metas),
         emails=emails,
         phones=phones,
-        social_links=_social_links(base_url, (href for href, _ in anchors)),
+        social_links=_social_links(links),
         text=visible[:max_text_chars].rstrip(),
-        candidate_links=_candidate_links(base_url, page_url, anchors),
+        candidate_links=_candidate_links(page, links),
+        skipped_links=skipped,
+        markup_cut=bounded.cut,
     )
 
 
@@ -201,13 +230,32 @@ def _language(tree: LexborHTMLParser, metas: dict[str, str]) -> str | None:
     return None
 
 
-def _base_url(tree: LexborHTMLParser, page_url: str) -> str:
+def _base_url(tree: LexborHTMLParser, page_url: str) -> tuple[str, int]:
+    """The URL relative links resolve against, and 1 if an unusable ``<base href>`` was skipped."""
     node = tree.css_first("base[href]")
     href = (node.attributes.get("href") or "").strip() if node is not None else ""
     if not href:
-        return page_url
-    joined = urljoin(page_url, href)
-    return joined if urlsplit(joined).scheme in ("http", "https") else page_url
+        return page_url, 0
+    try:
+        target = _resolve(page_url, href)
+    except FatalScrapeError:  # outcome: an unusable base is skipped and counted
+        return page_url, 1
+    return (page_url, 0) if target is None else (str(target), 0)
+
+
+def _resolve(base_url: str, href: str) -> HttpTarget | None:
+    """``href`` as a canonical http(s) target; None for other schemes (mailto:, tel:, javascript:).
+
+    Raises ``FatalScrapeError`` when the reference is meant as a web link but cannot be one.
+    """
+    joined = join_url(base_url, href)
+    try:
+        scheme = urlsplit(joined).scheme.lower()
+    except ValueError as exc:
+        raise FatalScrapeError("invalid_url", f"{joined[:200]!r}: {exc}") from exc
+    if scheme not in ("http", "https"):
+        return None
+    return parse_http_url(joined)
 
 
 def _anchors(tree: LexborHTMLParser) -> Iterator[tuple[LexborNode, str]]:
@@ -277,19 +325,16 @@ def normalise_phone(raw: str, *, allow_double_zero: bool = False) -> str | None:
     return digits if digits.startswith("0") else None
 
 
-def _social_links(base_url: str, hrefs: Iterable[str]) -> tuple[tuple[str, str], ...]:
+def _social_links(links: Iterable[_Link]) -> tuple[tuple[str, str], ...]:
     found: dict[str, str] = {}
-    for href in hrefs:
-        absolute = urljoin(base_url, href)
-        parts = urlsplit(absolute)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            continue
-        network = _network_for(parts.hostname)
-        path = parts.path.rstrip("/")
+    for link in links:
+        host = link.target.host
+        network = _network_for(host)
+        path = link.target.canonical.path.rstrip("/")
         first_segment = path.lstrip("/").split("/", 1)[0].lower()
         if network is None or not path or first_segment in _NON_PROFILE_SEGMENTS:
             continue
-        cleaned = f"https://{parts.hostname.lower()}{path}"
+        cleaned = f"https://{host}{path}"
         found.setdefault(cleaned, network)
     return tuple((network, url) for url, network in found.items())
 
@@ -302,23 +347,18 @@ def _network_for(hostname: str) -> str | None:
     return None
 
 
-def _candidate_links(
-    base_url: str, page_url: str, anchors: list[tuple[str, str]]
-) -> tuple[CandidateLink, ...]:
-    page_parts = urlsplit(page_url)
-    page_host = page_parts.hostname or ""
+def _candidate_links(page: HttpTarget, links: Iterable[_Link]) -> tuple[CandidateLink, ...]:
     found: dict[str, CandidateLink] = {}
-    for href, label in anchors:
-        absolute = urljoin(base_url, href).split("#", 1)[0]
-        parts = urlsplit(absolute)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
+    for link in links:
+        target = link.target
+        path = target.canonical.path
+        if not same_site(target, page) or path.lower().endswith(_FILE_SUFFIXES):
             continue
-        if not same_site(parts.hostname, page_host) or parts.path.lower().endswith(_FILE_SUFFIXES):
+        if page_key(target) == page_key(page):
             continue
-        if parts.path.rstrip("/") == page_parts.path.rstrip("/") and parts.query == page_parts.query:
-            continue
-        kind = _link_kind(unquote(parts.path).lower(), label.lower())
+        kind = _link_kind(unquote(path).lower(), link.label.lower())
         if kind is not None:
+            absolute = str(target.canonical)
             found.setdefault(absolute, CandidateLink(kind=kind, url=absolute))
     return tuple(sorted(found.values(), key=lambda link: KIND_PRIORITY[link.kind]))
 

@@ -25,29 +25,36 @@ more than ``max_redirects`` redirects       ``FatalScrapeError("too_many_redirec
 2xx with a non-HTML Content-Type            ``FatalScrapeError("not_html")``, body not downloaded
 2xx without Content-Type, not HTML-looking  ``FatalScrapeError("not_html")``
 body larger than ``max_body_bytes``         success: the first ``max_body_bytes``, ``truncated=True``
+stacked or unrequested Content-Encoding     ``FatalScrapeError("unsupported_encoding")``
+corrupt compressed body                     retried, then ``RetryableFetchError("decoding_error")``
+name resolution slower than allowed         retried, then ``RetryableFetchError("dns_timeout")``
 ==========================================  =========================================================
 
 An oversized page is kept, not failed: the first megabytes of a company page hold everything the
 extractor looks for, and failing would turn a usable site into a permanent failure. The cap counts
-decoded bytes (gzip/deflate are requested and decoded one network chunk at a time), so a page that
-compresses well cannot expand past the cap either.
+decoded bytes while they are decoded (:mod:`outreach.scraping.body_decoder`), so a page that
+compresses well cannot expand past the cap in memory either.
 
 Each URL is attempted at most ``attempts_per_url`` times (never more than 3), with exponential
 backoff and jitter between attempts, only for retryable outcomes, and never past the deadline. A
 ``Retry-After`` longer than :data:`MAX_RETRY_AFTER_SECONDS` ends the attempts at once: the queue's
 own retry comes back much later. Every network operation is bounded by the deadline (see
-:mod:`outreach.scraping.pinned_transport`); resolving the host name uses the system resolver and
-its own timeouts.
+:mod:`outreach.scraping.pinned_transport`), and so is name resolution: the resolver runs in a
+helper thread that is waited for at most the connect timeout, never past the deadline (a resolver
+call cannot be interrupted; an abandoned one finishes in the background).
 """
 
 from __future__ import annotations
 
 import functools
 import random
+import socket
 import ssl
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import certifi
 import httpx
@@ -55,6 +62,7 @@ import httpx
 from outreach.config import ScrapeSettings
 from outreach.errors import FatalScrapeError, RetryableScrapeError
 from outreach.scraping.address_guard import Resolver, check_host
+from outreach.scraping.body_decoder import ACCEPT_ENCODING, BadCompressedBody, content_coding, read_capped
 from outreach.scraping.charset import content_type_parts, looks_like_html
 from outreach.scraping.pinned_transport import PinnedTransport
 from outreach.scraping.site_urls import HttpTarget, join_http_url, parse_http_url
@@ -63,8 +71,6 @@ REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 RETRYABLE_CLIENT_STATUSES = frozenset({408, 425, 429})
 HTML_MEDIA_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1"
-# Only encodings httpx decodes without optional packages.
-ACCEPT_ENCODING = "gzip, deflate"
 
 MAX_REDIRECTS = 5
 MAX_ATTEMPTS = 3
@@ -106,11 +112,13 @@ def fetch_page(
     ssl_context: ssl.SSLContext | None = None,
     backoff_base_seconds: float = BACKOFF_BASE_SECONDS,
     sleep: Callable[[float], None] = time.sleep,
+    any_media_type: bool = False,
 ) -> FetchedPage:
     """GET ``url`` following redirects by hand; raise per the classification table above.
 
     ``deadline`` is a :func:`time.monotonic` value. ``ssl_context`` replaces the certifi trust store
-    (tests with their own certificate authority).
+    (tests with their own certificate authority). ``any_media_type`` accepts a body of any type
+    (robots.txt) instead of HTML only.
     """
     fetcher = _Fetcher(
         deadline=deadline,
@@ -119,6 +127,7 @@ def fetch_page(
         ssl_context=ssl_context or default_ssl_context(),
         backoff_base_seconds=backoff_base_seconds,
         sleep=sleep,
+        any_media_type=any_media_type,
     )
     return fetcher.fetch(parse_http_url(url))
 
@@ -139,10 +148,12 @@ class _Fetcher:
         ssl_context: ssl.SSLContext,
         backoff_base_seconds: float,
         sleep: Callable[[float], None],
+        any_media_type: bool,
     ) -> None:
         self._deadline = deadline
         self._settings = settings
-        self._resolver = resolver
+        self._resolver = resolver or socket.getaddrinfo
+        self._any_media_type = any_media_type
         self._ssl_context = ssl_context
         self._backoff_base = backoff_base_seconds
         self._sleep = sleep
@@ -199,12 +210,19 @@ class _Fetcher:
     def _remaining(self) -> float:
         return self._deadline - time.monotonic()
 
+    def _bounded_resolver(
+        self, host: str, port: int, /, *, type: int
+    ) -> Sequence[tuple[Any, Any, Any, Any, tuple[Any, ...]]]:
+        """The resolver's answer, waited for at most the connect timeout and never past the deadline."""
+        wait = min(self._settings.connect_timeout, self._remaining())
+        return resolve_within(self._resolver, host, port, type=type, seconds=wait)
+
     def _fetch_once(self, target: HttpTarget) -> FetchedPage | _Redirect:
         address = check_host(
             target.host,
             target.port,
             allow_loopback=self._settings.allow_loopback,
-            resolver=self._resolver,
+            resolver=self._bounded_resolver,
         )
         request_url = target.url.copy_with(host=address)
         headers = {
@@ -243,7 +261,7 @@ class _Fetcher:
             raise RetryableFetchError("connect_error", f"{target}: {exc}") from exc
         except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError) as exc:
             raise RetryableFetchError("connection_error", f"{target}: {type(exc).__name__}: {exc}") from exc
-        except httpx.DecodingError as exc:
+        except (httpx.DecodingError, BadCompressedBody) as exc:
             raise RetryableFetchError("decoding_error", f"{target}: {exc}") from exc
 
     def _read(self, target: HttpTarget, response: httpx.Response) -> FetchedPage | _Redirect:
@@ -260,10 +278,11 @@ class _Fetcher:
         if not 200 <= status < 300:
             raise FatalScrapeError(f"http_{status}", str(target))
         media_type, charset = content_type_parts(response.headers.get("content-type"))
-        if media_type and media_type not in HTML_MEDIA_TYPES:
+        if media_type and media_type not in HTML_MEDIA_TYPES and not self._any_media_type:
             raise FatalScrapeError("not_html", f"{target}: {media_type}")
-        body, truncated = self._read_body(response)
-        if not media_type and not looks_like_html(body):
+        coding = content_coding(response.headers.get("content-encoding"))
+        body, truncated = read_capped(response.iter_raw(), coding, self._settings.max_body_bytes)
+        if not media_type and not self._any_media_type and not looks_like_html(body):
             raise FatalScrapeError("not_html", f"{target}: no Content-Type and not HTML")
         return FetchedPage(
             url=str(target),
@@ -274,20 +293,33 @@ class _Fetcher:
             truncated=truncated,
         )
 
-    def _read_body(self, response: httpx.Response) -> tuple[bytes, bool]:
-        limit = self._settings.max_body_bytes
-        chunks: list[bytes] = []
-        size = 0
-        for chunk in response.iter_bytes():
-            if not chunk:
-                continue
-            room = limit - size
-            if len(chunk) > room:
-                chunks.append(chunk[:room])
-                return b"".join(chunks), True
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks), False
+
+def resolve_within(
+    resolver: Resolver, host: str, port: int, *, type: int, seconds: float
+) -> Sequence[tuple[Any, Any, Any, Any, tuple[Any, ...]]]:
+    """``resolver(host, port, type=type)`` in a helper thread, waited for at most ``seconds``.
+
+    Raises ``RetryableFetchError("dns_timeout")`` when no answer came in time; the resolver's own
+    errors are raised as they are.
+    """
+    answer: list[Sequence[tuple[Any, Any, Any, Any, tuple[Any, ...]]]] = []
+    failure: list[BaseException] = []
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            answer.append(resolver(host, port, type=type))
+        except BaseException as exc:  # noqa: BLE001 - outcome: handed to the waiting caller, raised there
+            failure.append(exc)
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name=f"resolve-{host[:40]}", daemon=True).start()
+    if not done.wait(max(0.0, seconds)):
+        raise RetryableFetchError("dns_timeout", f"{host}: no answer within {seconds:.1f} s")
+    if failure:
+        raise failure[0]
+    return answer[0]
 
 
 def _retry_after(value: str | None) -> float | None:

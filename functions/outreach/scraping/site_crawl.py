@@ -1,21 +1,29 @@
 """Scrape one company site: the home page, then a few imprint / contact / about pages of the same site.
 
 The home page decides the task: its fatal and retryable errors propagate unchanged. Extra pages are a
-bonus: any error on one is recorded on its page record and the crawl goes on, and no extra page is
-started once less than :data:`EXTRA_PAGE_MIN_SECONDS` remain before the deadline.
+bonus: any error on one (fetching or extracting it) is recorded on its page record and the crawl goes
+on, and no extra page is started once less than :data:`EXTRA_PAGE_MIN_SECONDS` remain before the
+deadline. Parsing counts against the same deadline: a page is not parsed after it has passed.
+
+An unexpected exception while decoding or extracting one page is ``FatalScrapeError("extract_error")``
+naming the exception class: the page's bytes are what they are, and a retry parses them the same way.
+With robots.txt respected (the default, :mod:`outreach.scraping.robots`), a disallowed home page is
+``FatalScrapeError("robots_disallowed")`` and a disallowed extra page is skipped unfetched.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import ssl
 import time
 from collections.abc import Iterable
 
 from outreach.config import ScrapeSettings
-from outreach.errors import FatalScrapeError, RetryableScrapeError
+from outreach.errors import FatalScrapeError, RetryableScrapeError, ScrapeError
 from outreach.scraping.address_guard import Resolver
 from outreach.scraping.charset import decode_html
 from outreach.scraping.extract import KIND_PRIORITY, CandidateLink, PageExtract, extract_page
+from outreach.scraping.robots import MAX_ROBOTS_BYTES, RobotsRules
 from outreach.scraping.safe_fetch import BACKOFF_BASE_SECONDS, FetchedPage, fetch_page
 from outreach.scraping.site_scrape import PageRecord, SiteScrape
 from outreach.scraping.site_urls import page_key, parse_http_url, same_site
@@ -53,17 +61,37 @@ def scrape_site(
             backoff_base_seconds=backoff_base_seconds,
         )
 
+    def fetch_robots(robots_url: str, robots_deadline: float) -> bytes:
+        robots_settings = dataclasses.replace(settings, max_body_bytes=MAX_ROBOTS_BYTES, attempts_per_url=1)
+        return fetch_page(
+            robots_url,
+            deadline=robots_deadline,
+            settings=robots_settings,
+            resolver=resolver,
+            ssl_context=ssl_context,
+            any_media_type=True,
+        ).body
+
+    robots = RobotsRules(settings.respect_robots_txt, settings.user_agent, fetch_robots, deadline)
+    if not robots.allows(start):
+        raise FatalScrapeError("robots_disallowed", f"robots.txt disallows {start}")
     home = fetch(str(start))
     home_target = parse_http_url(home.url)
-    home_extract = _extract(home, settings)
-    site_hosts = {start.host, home_target.host}
+    if not robots.allows(home_target):
+        raise FatalScrapeError("robots_disallowed", f"robots.txt disallows {home_target}")
+    home_extract = _extract(home, settings, deadline)
+    site_targets = [start, home_target]
     seen = {page_key(start), page_key(home_target)}
-    pages = [_record(home)]
+    pages = [_record(home, extract=home_extract)]
     extracts = [home_extract]
 
     for link in choose_extra_links(home_extract.candidate_links, settings.max_extra_pages, seen):
         if deadline - time.monotonic() < EXTRA_PAGE_MIN_SECONDS:
             break
+        target = parse_http_url(link.url)
+        if not robots.allows(target):
+            pages.append(PageRecord(link.url, 0, 0, False, skipped="robots_disallowed"))
+            continue
         try:
             page = fetch(link.url)
         except FatalScrapeError as exc:  # outcome: extra page skipped, recorded on its page record
@@ -74,17 +102,22 @@ def scrape_site(
             pages.append(PageRecord(link.url, _status_of(reason), 0, False, skipped=reason))
             continue
         final = parse_http_url(page.url)
-        if not any(same_site(final.host, host) for host in site_hosts):
+        if not any(same_site(final, known) for known in site_targets):
             pages.append(_record(page, skipped="off_site"))
             continue
         if page_key(final) in seen:
             pages.append(_record(page, skipped="duplicate"))
             continue
         seen.add(page_key(final))
-        pages.append(_record(page))
-        extracts.append(_extract(page, settings))
+        try:
+            extract = _extract(page, settings, deadline)
+        except ScrapeError as exc:  # outcome: extra page skipped, recorded on its page record
+            pages.append(_record(page, skipped=exc.reason))
+            continue
+        pages.append(_record(page, extract=extract))
+        extracts.append(extract)
 
-    return _merge(home.url, extracts, tuple(pages), settings)
+    return _merge(home.url, extracts, tuple(pages), settings, robots.record())
 
 
 def choose_extra_links(
@@ -109,13 +142,31 @@ def choose_extra_links(
     return ordered[: max(0, limit)]
 
 
-def _extract(page: FetchedPage, settings: ScrapeSettings) -> PageExtract:
-    html = decode_html(page.body, page.charset)
-    return extract_page(html, page.url, max_text_chars=settings.max_text_chars)
+def _extract(page: FetchedPage, settings: ScrapeSettings, deadline: float) -> PageExtract:
+    """Decode and extract one page; any unexpected failure is the named fatal ``extract_error``."""
+    if time.monotonic() >= deadline:
+        raise RetryableScrapeError("deadline_exceeded", f"no time left to parse {page.url}")
+    try:
+        html = decode_html(page.body, page.charset)
+        return extract_page(html, page.url, max_text_chars=settings.max_text_chars)
+    except (ScrapeError, MemoryError):
+        raise
+    except Exception as exc:
+        raise FatalScrapeError("extract_error", f"{type(exc).__name__} on {page.url}: {exc}") from exc
 
 
-def _record(page: FetchedPage, *, skipped: str | None = None) -> PageRecord:
-    return PageRecord(page.url, page.status, len(page.body), page.truncated, skipped=skipped)
+def _record(
+    page: FetchedPage, *, skipped: str | None = None, extract: PageExtract | None = None
+) -> PageRecord:
+    return PageRecord(
+        page.url,
+        page.status,
+        len(page.body),
+        page.truncated,
+        skipped=skipped,
+        links_skipped=extract.skipped_links if extract is not None else 0,
+        markup_cut=extract.markup_cut if extract is not None else None,
+    )
 
 
 def _status_of(reason: str) -> int:
@@ -125,7 +176,11 @@ def _status_of(reason: str) -> int:
 
 
 def _merge(
-    final_url: str, extracts: list[PageExtract], pages: tuple[PageRecord, ...], settings: ScrapeSettings
+    final_url: str,
+    extracts: list[PageExtract],
+    pages: tuple[PageRecord, ...],
+    settings: ScrapeSettings,
+    robots: dict[str, object],
 ) -> SiteScrape:
     home = extracts[0]
 
@@ -151,4 +206,5 @@ def _merge(
         social_links={network: tuple(links) for network, links in social.items()},
         text=text[: settings.max_text_chars].rstrip(),
         pages=pages,
+        robots=robots,
     )

@@ -20,6 +20,8 @@ class PageRecord:
     bytes: int
     truncated: bool
     skipped: str | None = None
+    links_skipped: int = 0
+    markup_cut: str | None = None
 
     def to_document(self) -> dict[str, Any]:
         return {
@@ -28,6 +30,8 @@ class PageRecord:
             "bytes": self.bytes,
             "truncated": self.truncated,
             "skipped": self.skipped,
+            "links_skipped": self.links_skipped,
+            "markup_cut": self.markup_cut,
         }
 
 
@@ -42,6 +46,7 @@ class SiteScrape:
     social_links: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     text: str = ""
     pages: tuple[PageRecord, ...] = ()
+    robots: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def pages_used(self) -> int:
@@ -60,6 +65,7 @@ class SiteScrape:
             "social_links": {network: list(urls) for network, urls in self.social_links.items()},
             "text": self.text,
             "pages": [page.to_document() for page in self.pages],
+            "robots": dict(self.robots),
         }
 
     def summary(self) -> dict[str, Any]:

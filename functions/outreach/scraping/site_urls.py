@@ -1,31 +1,45 @@
-"""Parsing and comparing the http(s) URLs the scraper is allowed to fetch."""
+"""The http(s) URLs the scraper is allowed to fetch, in the one canonical form, and how they compare."""
 
 from __future__ import annotations
 
 import ipaddress
-import re
 from dataclasses import dataclass
+from urllib.parse import urljoin
 
 import httpx
 
+from outreach.canonical_url import DEFAULT_PORTS, CanonicalUrl, UnusableUrl, canonical_url, site_host
 from outreach.errors import FatalScrapeError
-
-MAX_URL_LENGTH = 2048
-DEFAULT_PORTS = {"http": 80, "https": 443}
-
-# After IDNA encoding a host name is plain ASCII letters, digits, hyphens, underscores and dots.
-_HOST_NAME = re.compile(r"^[a-z0-9_](?:[a-z0-9_.-]{0,251}[a-z0-9_])?$")
-_CONTROL_OR_SPACE = re.compile(r"[\x00-\x20\x7f]")
 
 
 @dataclass(frozen=True)
 class HttpTarget:
-    """A validated absolute http(s) URL and the parts the fetcher needs."""
+    """A validated absolute http(s) URL in canonical form and the parts the fetcher needs."""
 
+    canonical: CanonicalUrl
     url: httpx.URL
-    scheme: str
-    host: str
-    port: int
+
+    @property
+    def scheme(self) -> str:
+        return self.canonical.scheme
+
+    @property
+    def host(self) -> str:
+        return self.canonical.host
+
+    @property
+    def port(self) -> int:
+        return self.canonical.port
+
+    @property
+    def site(self) -> str:
+        """The site identity: host without ``www.``, with the port when not the scheme's default."""
+        return self.canonical.site
+
+    @property
+    def origin(self) -> str:
+        """``scheme://host[:port]``: where the site's ``/robots.txt`` lives."""
+        return f"{self.scheme}://{self.canonical.netloc}"
 
     @property
     def is_ip_literal(self) -> bool:
@@ -33,11 +47,8 @@ class HttpTarget:
 
     @property
     def host_header(self) -> str:
-        """The Host header value: the name as written in the URL, with the port when not the default."""
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        if self.port == DEFAULT_PORTS[self.scheme]:
-            return host
-        return f"{host}:{self.port}"
+        """The Host header value: the host name, with the port when not the default."""
+        return self.canonical.netloc
 
     def __str__(self) -> str:
         return str(self.url)
@@ -54,63 +65,44 @@ def ip_literal(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | Non
 
 def parse_http_url(raw: str, *, reason: str = "invalid_url") -> HttpTarget:
     """Validate an absolute http or https URL; anything else is a FatalScrapeError with ``reason``."""
-    text = raw.strip() if isinstance(raw, str) else ""
-    if not text:
-        raise FatalScrapeError(reason, "empty URL")
-    if len(text) > MAX_URL_LENGTH:
-        raise FatalScrapeError(reason, f"URL longer than {MAX_URL_LENGTH} characters")
-    if _CONTROL_OR_SPACE.search(text):
-        raise FatalScrapeError(reason, "URL contains spaces or control characters")
     try:
-        url = httpx.URL(text)
-        raw_host = url.raw_host.decode("ascii")
-        port = url.port
+        canonical = canonical_url(raw)
+    except UnusableUrl as exc:
+        raise FatalScrapeError(reason, str(exc)) from exc
+    parts: dict[str, object] = {
+        "scheme": canonical.scheme,
+        "host": canonical.host,
+        "port": None if canonical.port == DEFAULT_PORTS[canonical.scheme] else canonical.port,
+        "path": canonical.path,
+    }
+    if canonical.query:
+        parts["query"] = canonical.query.encode("utf-8")
+    try:
+        url = httpx.URL(**parts)  # type: ignore[arg-type]
     except (httpx.InvalidURL, ValueError, UnicodeError) as exc:
-        raise FatalScrapeError(reason, f"{text[:200]}: {exc}") from exc
-    return _target_from(url, raw_host, port, reason=reason, shown=text)
+        raise FatalScrapeError(reason, f"{str(canonical)[:200]}: {exc}") from exc
+    return HttpTarget(canonical=canonical, url=url)
 
 
 def join_http_url(base: HttpTarget, reference: str, *, reason: str) -> HttpTarget:
     """Resolve ``reference`` (absolute or relative, e.g. a Location header) against ``base``."""
+    return parse_http_url(join_url(str(base), reference, reason=reason), reason=reason)
+
+
+def join_url(base: str, reference: str, *, reason: str = "invalid_url") -> str:
+    """``reference`` resolved against ``base`` as text; FatalScrapeError with ``reason`` if it cannot be."""
     reference = reference.strip()
-    if not reference or _CONTROL_OR_SPACE.search(reference):
-        raise FatalScrapeError(reason, f"unusable reference {reference[:200]!r}")
+    if not reference:
+        raise FatalScrapeError(reason, "empty reference")
     try:
-        joined = base.url.join(reference)
-    except (httpx.InvalidURL, ValueError, UnicodeError) as exc:
-        raise FatalScrapeError(reason, f"{reference[:200]}: {exc}") from exc
-    return parse_http_url(str(joined), reason=reason)
+        return urljoin(base, reference)
+    except ValueError as exc:
+        raise FatalScrapeError(reason, f"{reference[:200]!r}: {exc}") from exc
 
 
-def _target_from(url: httpx.URL, raw_host: str, port: int | None, *, reason: str, shown: str) -> HttpTarget:
-    scheme = url.scheme
-    if scheme not in DEFAULT_PORTS:
-        raise FatalScrapeError(reason, f"scheme {scheme or '(none)'!r} is not http or https")
-    if url.userinfo:
-        raise FatalScrapeError(reason, "URLs with credentials are not fetched")
-    host = raw_host.lower().rstrip(".")
-    if not host:
-        raise FatalScrapeError(reason, f"no host in {shown[:200]!r}")
-    literal = ip_literal(host)
-    if literal is None and not _HOST_NAME.match(host):
-        raise FatalScrapeError(reason, f"invalid host {host[:100]!r}")
-    if literal is not None and "%" in host:
-        raise FatalScrapeError(reason, "IPv6 zone identifiers are not fetched")
-    effective_port = DEFAULT_PORTS[scheme] if port is None else port
-    if not 0 < effective_port < 65536:
-        raise FatalScrapeError(reason, f"port {effective_port} out of range")
-    return HttpTarget(url=url.copy_with(fragment=None), scheme=scheme, host=host, port=effective_port)
-
-
-def site_host(host: str) -> str:
-    """The host a site is known by: lower case, without a trailing dot or a leading ``www.``."""
-    host = host.lower().rstrip(".")
-    return host[4:] if host.startswith("www.") else host
-
-
-def same_site(host_a: str, host_b: str) -> bool:
-    """True when both hosts name the same site, counting ``www.example.de`` and ``example.de`` as one."""
-    return site_host(host_a) == site_host(host_b)
+def same_site(a: HttpTarget, b: HttpTarget) -> bool:
+    """True when both name the same site: ``www.example.de`` and ``example.de`` are one, ports differ."""
+    return a.site == b.site
 
 
 def page_key(target: HttpTarget) -> str:
@@ -118,4 +110,17 @@ def page_key(target: HttpTarget) -> str:
     path = target.url.raw_path.decode("ascii", errors="replace")
     base, _, query = path.partition("?")
     base = base.rstrip("/") or "/"
-    return f"{site_host(target.host)}:{target.port if target.port not in (80, 443) else ''}{base}?{query}"
+    return f"{target.site}{base}?{query}"
+
+
+__all__ = [
+    "DEFAULT_PORTS",
+    "HttpTarget",
+    "ip_literal",
+    "join_http_url",
+    "join_url",
+    "page_key",
+    "parse_http_url",
+    "same_site",
+    "site_host",
+]

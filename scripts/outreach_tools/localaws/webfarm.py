@@ -16,15 +16,29 @@ the farm's seed, so a run is reproducible and the expected outcome of every site
 Any site can also be taken down for a while (``take_down``): it answers 503 until a moment on a
 given clock (the embedded AWS's virtual clock), as a site that is down for half an hour would.
 
+Hostile kinds (``hostile_copies`` sites of each, numbered after the generated ones, so adding them
+changes no other site's kind), each a way a site could crash, hang, exhaust or misdirect a scraper:
+
+- ``gzip_bomb``: the home page is zeros compressed twice (``Content-Encoding: gzip, gzip``), about a
+  kilobyte on the wire and :data:`GZIP_BOMB_BYTES` decompressed;
+- ``nesting_bomb``: the home page ends in unclosed ``<div>`` s up to the scraper's body cap;
+- ``bogus_charset``: pages declare ``charset=hex``, ``<meta charset="undefined">`` and ``rot13``;
+- ``bracketed_links``: links such as ``http://[ccpa-preferences]`` and ``<base href="http://[x]/">``;
+- ``sharp_s``: the site is listed as ``http://faß.test:<port>/site-<n>/``, a name that must be used in
+  its IDNA 2008 form ``xn--fa-hia.test`` (which does not resolve), never as ``fass.test``;
+- ``robots_disallowed``: the farm's ``/robots.txt`` disallows the site's path for every user agent.
+
 Every request is counted per path (``hits``), the source of truth for "how many fetches happened".
 """
 
 from __future__ import annotations
 
+import gzip
 import random
 import re
 import threading
 import time
+import zlib
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,7 +56,18 @@ DEFAULT_MIX: tuple[tuple[str, float], ...] = (
     ("oversized", 0.01),
     ("binary", 0.02),
 )
-FATAL_KINDS = {"missing", "gone", "binary"}
+# Hostile kind -> the reason its task fails with (None: it finishes).
+HOSTILE_KINDS: dict[str, str | None] = {
+    "gzip_bomb": "unsupported_encoding",
+    "nesting_bomb": None,
+    "bogus_charset": None,
+    "bracketed_links": None,
+    "sharp_s": "dns_not_found",
+    "robots_disallowed": "robots_disallowed",
+}
+GZIP_BOMB_BYTES = 512 * 1024 * 1024
+NESTING_BOMB_BYTES = 2 * 1024 * 1024
+FATAL_KINDS = {"missing", "gone", "binary", *(kind for kind, reason in HOSTILE_KINDS.items() if reason)}
 _PATH = re.compile(r"^/site-(\d+)(/.*)?$")
 
 
@@ -75,6 +100,7 @@ class WebFarm:
         burst_failures: int = 2,
         oversized_bytes: int = 3 * 1024 * 1024,
         persistent_hangs: bool = False,
+        hostile_copies: int = 0,
     ) -> None:
         rng = random.Random(seed)
         self.slow_seconds = slow_seconds
@@ -103,6 +129,12 @@ class WebFarm:
                     language,
                 )
             )
+        hostile = [kind for kind in HOSTILE_KINDS for _ in range(hostile_copies)]
+        for number, kind in enumerate(hostile, start=sites):
+            self.sites.append(
+                Site(number, kind, f"Firma {number} GmbH", f"info@company-{number}.example", "", "de")
+            )
+        self._gzip_bomb: bytes | None = None
         self.hits: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._server: _QuietServer | None = None
@@ -143,6 +175,8 @@ class WebFarm:
         return int(self._server.server_address[1])
 
     def url(self, number: int) -> str:
+        if self.sites[number].kind == "sharp_s":
+            return f"http://faß.test:{self.port}/site-{number}/"
         return f"http://127.0.0.1:{self.port}/site-{number}/"
 
     def urls(self) -> list[str]:
@@ -173,6 +207,10 @@ class WebFarm:
         """(status, content type, body, extra headers) for ``page`` of ``site``."""
         base = f"/site-{site.number}/"
         html = "text/html; charset=utf-8"
+        if site.kind in HOSTILE_KINDS:
+            hostile = self._hostile_page(site, page)
+            if hostile is not None:
+                return hostile
         if page in ("", "home"):
             if site.kind == "redirect" and page == "":
                 return 301, html, b"", {"Location": base + "home"}
@@ -217,12 +255,58 @@ class WebFarm:
             )
         return 404, html, b"<h1>Not found</h1>", {}
 
+    def robots_txt(self) -> bytes:
+        """The farm's one /robots.txt: the paths of the ``robots_disallowed`` sites, for every agent."""
+        lines = ["User-agent: *"]
+        lines += [f"Disallow: /site-{s.number}/" for s in self.sites if s.kind == "robots_disallowed"]
+        return ("\n".join(lines) + "\n").encode()
+
+    def _hostile_page(self, site: Site, page: str) -> tuple[int, str, bytes, dict[str, str]] | None:
+        """The hostile part of a hostile site, or None where it serves the normal page."""
+        base = f"/site-{site.number}/"
+        html = "text/html; charset=utf-8"
+        home = page in ("", "home")
+        if site.kind == "gzip_bomb" and home:
+            return 200, html, self.gzip_bomb(), {"Content-Encoding": "gzip, gzip"}
+        if site.kind == "nesting_bomb" and home:
+            head = self._document(
+                site, "Home", f'<p>Welcome to {site.name}.</p><a href="{base}impressum">I</a>'
+            )
+            return 200, html, head[: -len(b"</body></html>")] + b"<div>" * (NESTING_BOMB_BYTES // 5), {}
+        if site.kind == "bogus_charset":
+            charset = {"": "hex", "home": "hex", "kontakt": "rot13"}.get(page)
+            status, _, body, headers = self.page(_plain(site), page)
+            if page == "impressum":
+                body = body.replace(b"<head>", b'<head><meta charset="undefined">')
+            return status, f"text/html; charset={charset}" if charset else html, body, headers
+        if site.kind == "bracketed_links" and home:
+            links = (
+                '<base href="http://[x]/"><a href="http://[ccpa-preferences]">Do not sell</a> '
+                f'<a href="https://[domain]/impressum">Impressum</a> <a href="{base}impressum">Impressum</a>'
+            )
+            return 200, html, self._document(site, "Home", f"<p>Welcome to {site.name}.</p>{links}"), {}
+        return None
+
+    def gzip_bomb(self) -> bytes:
+        """:data:`GZIP_BOMB_BYTES` zeros gzip-compressed twice, built once without holding them."""
+        if self._gzip_bomb is None:
+            compressor = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+            block = bytes(1024 * 1024)
+            inner = b"".join(compressor.compress(block) for _ in range(GZIP_BOMB_BYTES // len(block)))
+            self._gzip_bomb = gzip.compress(inner + compressor.flush(), 9)
+        return self._gzip_bomb
+
     @staticmethod
     def _document(site: Site, title: str, body: str) -> bytes:
         return (
             f'<!doctype html><html lang="{site.language}"><head><title>{site.name} - {title}</title>'
             f'<meta name="description" content="{site.name}: {title}"></head><body>{body}</body></html>'
         ).encode()
+
+
+def _plain(site: Site) -> Site:
+    """The same site as a normal one (the hostile kinds that only change parts of normal pages)."""
+    return Site(site.number, "normal", site.name, site.email, site.phone, site.language)
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -244,6 +328,9 @@ class _SiteHandler(BaseHTTPRequestHandler):
         farm = self.owner
         path = self.path.split("?", 1)[0]
         hit = farm.count(path)
+        if path == "/robots.txt":
+            self._send(200, "text/plain", farm.robots_txt(), {})
+            return
         match = _PATH.match(path)
         if match is None or int(match.group(1)) >= len(farm.sites):
             self._send(404, "text/html", b"<h1>No such site</h1>", {})

@@ -66,7 +66,7 @@ def test_a_site_is_scraped_from_its_home_imprint_contact_and_about_pages(farm: W
     assert all(page.status == 200 and page.skipped is None for page in site.pages)
     assert "Angaben gemäß § 5 TMG" in site.text
     # the off-site partner portal and the PDF are never requested
-    assert set(farm.hits) == {"/", "/impressum", "/kontakt/", "/ueber-uns"}
+    assert set(farm.hits) == {"/robots.txt", "/", "/impressum", "/kontakt/", "/ueber-uns"}
 
 
 def test_extra_pages_are_limited_to_max_extra_pages_imprint_first(farm: WebFarm) -> None:
@@ -85,7 +85,7 @@ def test_no_extra_pages_are_fetched_when_max_extra_pages_is_zero(farm: WebFarm) 
     site = scrape(farm, max_extra_pages=0)
 
     assert len(site.pages) == 1
-    assert farm.total_hits() == 1
+    assert dict(farm.hits) == {"/robots.txt": 1, "/": 1}
 
 
 def test_a_missing_extra_page_is_skipped_not_fatal(farm: WebFarm) -> None:
@@ -154,7 +154,7 @@ def test_extra_pages_are_not_started_when_the_deadline_is_near(farm: WebFarm) ->
     site = scrape(farm, deadline=deadline_in(EXTRA_PAGE_MIN_SECONDS - 0.5))
 
     assert len(site.pages) == 1
-    assert farm.total_hits() == 1
+    assert dict(farm.hits) == {"/robots.txt": 1, "/": 1}
 
 
 def test_a_missing_home_page_is_fatal_after_one_request(farm: WebFarm) -> None:
@@ -212,6 +212,7 @@ def test_the_document_is_json_serialisable_and_holds_every_page(farm: WebFarm) -
     assert json.loads(json.dumps(document)) == document
     assert set(document) == {
         "final_url", "title", "description", "language", "emails", "phones", "social_links", "text", "pages",
+        "robots",
     }  # fmt: skip
     assert document["pages"][0] == {
         "url": farm.url("/", host="site.test"),
@@ -219,6 +220,8 @@ def test_the_document_is_json_serialisable_and_holds_every_page(farm: WebFarm) -
         "bytes": len((FIXTURES / "mueller_home.html").read_bytes()),
         "truncated": False,
         "skipped": None,
+        "links_skipped": 0,
+        "markup_cut": None,
     }
 
 

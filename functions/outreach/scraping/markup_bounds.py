@@ -1,0 +1,482 @@
+"""Bounding the markup given to the HTML parser, in size and in element nesting, before it parses.
+
+The parser's cost grows with the depth of the tree: each new block element looks through the stack of
+open elements, so 50,000 unclosed ``<div>`` s (250 KB) take seconds and 2 MiB of them minutes, beyond
+any deadline. :func:`bound_markup` walks the tags once (linear time, no backtracking) with a cheap
+model of the HTML tree builder's stack of open elements, and cuts the markup where the model's depth
+would exceed :data:`MAX_NESTING`, or after :data:`MAX_PARSE_CHARS` characters. Real pages nest a few
+dozen levels deep; a page that is cut is kept up to the cut and marked as such.
+
+The model follows the tree builder where it matters for depth, and where it cannot tell, it keeps
+elements open (erring towards an early cut): void elements never open, an end tag closes
+the nearest open element of its name unless a scope boundary (table, cell, template, ...) stands in
+between, ``li`` / ``dt`` / ``dd`` / ``option`` and, inside a table, rows and cells close their open
+sibling (adding the implied ``tbody`` / ``tr``), a block start tag closes an open ``p``, ``/>`` empties
+only foreign (svg, math) elements, and a formatting element closed by another element's end tag still
+counts (the tree builder opens it again). Inside ``select``, ``svg`` or ``math`` an end tag closes
+only its own element. Comments (also ``<!-->`` and ``--!>``) and the text of ``script``, ``style``
+and the other raw-text elements are skipped. Each step is constant time: the stack keeps, per element
+name and per kind of boundary, the positions they are open at. Comparing the parser's tree depth with
+the model's over random markup guided these rules; as a backstop for what the model still gets
+wrong, at most :data:`MAX_START_TAGS` start tags are parsed (fully nested, that many parse in a few
+seconds).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+MAX_PARSE_CHARS = 2 * 1024 * 1024
+MAX_NESTING = 512
+# A backstop for what the model gets wrong: even fully nested, this many elements parse in seconds.
+MAX_START_TAGS = 50_000
+
+_TAG = re.compile(r"<(/?)([A-Za-z][^\t\n\f\r />]*)|<!--")
+# Start tags that never add a level: void elements, and html/head/body (merged into the first ones).
+_NO_LEVEL = frozenset(
+    [
+        "area",
+        "base",
+        "basefont",
+        "bgsound",
+        "br",
+        "col",
+        "embed",
+        "frame",
+        "hr",
+        "image",
+        "img",
+        "input",
+        "keygen",
+        "link",
+        "meta",
+        "param",
+        "source",
+        "track",
+        "wbr",
+        "html",
+        "head",
+        "body",
+    ]
+)
+_RAW_TEXT = frozenset(["script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes"])
+# The tree builder's "special" elements: an end tag of another element never closes past one.
+_SPECIAL = frozenset(
+    [
+        "address",
+        "applet",
+        "area",
+        "article",
+        "aside",
+        "base",
+        "basefont",
+        "bgsound",
+        "blockquote",
+        "body",
+        "br",
+        "button",
+        "caption",
+        "center",
+        "col",
+        "colgroup",
+        "dd",
+        "details",
+        "dir",
+        "div",
+        "dl",
+        "dt",
+        "embed",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "footer",
+        "form",
+        "frame",
+        "frameset",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "head",
+        "header",
+        "hgroup",
+        "hr",
+        "html",
+        "iframe",
+        "img",
+        "input",
+        "keygen",
+        "li",
+        "link",
+        "listing",
+        "main",
+        "marquee",
+        "menu",
+        "meta",
+        "nav",
+        "noembed",
+        "noframes",
+        "noscript",
+        "object",
+        "ol",
+        "p",
+        "param",
+        "plaintext",
+        "pre",
+        "script",
+        "search",
+        "section",
+        "select",
+        "source",
+        "style",
+        "summary",
+        "table",
+        "tbody",
+        "td",
+        "template",
+        "textarea",
+        "tfoot",
+        "th",
+        "thead",
+        "title",
+        "tr",
+        "track",
+        "ul",
+        "wbr",
+        "xmp",
+    ]
+)
+_DEFAULT_SCOPE = frozenset(
+    ["applet", "caption", "html", "table", "td", "th", "marquee", "object", "template"]
+)
+_TABLE_SCOPE = frozenset(["html", "table", "template"])
+_TABLE_PARTS = frozenset(["table", "tbody", "tfoot", "thead", "tr", "td", "th", "caption"])
+_SCOPE_FOR = {"p": _DEFAULT_SCOPE | {"button"}, "li": _DEFAULT_SCOPE | {"ol", "ul"}}
+# Start tags that close an open sibling: list items across the nearest special element that is not
+# address, div or p; table rows and cells within the table.
+_LIST_SIBLINGS = {"li": frozenset({"li"}), "dt": frozenset({"dd", "dt"}), "dd": frozenset({"dd", "dt"})}
+_TABLE_SIBLINGS = {
+    "tr": frozenset({"tr"}),
+    "td": frozenset({"td", "th"}),
+    "th": frozenset({"td", "th"}),
+    "tbody": frozenset({"tbody", "thead", "tfoot"}),
+    "thead": frozenset({"tbody", "thead", "tfoot"}),
+    "tfoot": frozenset({"tbody", "thead", "tfoot"}),
+}
+_CLOSES_P = frozenset(
+    [
+        "address",
+        "article",
+        "aside",
+        "blockquote",
+        "center",
+        "details",
+        "dialog",
+        "dir",
+        "div",
+        "dl",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "footer",
+        "form",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "header",
+        "hgroup",
+        "hr",
+        "main",
+        "menu",
+        "nav",
+        "ol",
+        "p",
+        "pre",
+        "search",
+        "section",
+        "summary",
+        "table",
+        "ul",
+        "li",
+        "dd",
+        "dt",
+    ]
+)
+_NOT_LIST_BOUNDARY = frozenset({"address", "div", "p"})
+# Inside these the tree builder follows other rules (select: most tags ignored; svg/math: foreign
+# content): the model then closes only what the end tag names, across implied-end-tag elements.
+_RESTRICTING = frozenset({"select", "svg", "math"})
+_FOREIGN = frozenset({"svg", "math"})
+_IMPLIED_END = frozenset(["dd", "dt", "li", "optgroup", "option", "p", "rb", "rp", "rt", "rtc"])
+# HTML start tags that leave foreign content (their "/>" does not make them empty).
+_BREAKOUT = frozenset(
+    [
+        "b",
+        "big",
+        "blockquote",
+        "body",
+        "br",
+        "center",
+        "code",
+        "dd",
+        "div",
+        "dl",
+        "dt",
+        "em",
+        "embed",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "head",
+        "hr",
+        "i",
+        "img",
+        "li",
+        "listing",
+        "menu",
+        "meta",
+        "nobr",
+        "ol",
+        "p",
+        "pre",
+        "ruby",
+        "s",
+        "small",
+        "span",
+        "strong",
+        "strike",
+        "sub",
+        "sup",
+        "table",
+        "tt",
+        "u",
+        "ul",
+        "var",
+        "font",
+    ]
+)
+_ROW_GROUPS = ("tbody", "thead", "tfoot")
+# Formatting elements closed by another element's end tag stay in the tree builder's list of active
+# formatting elements and are opened again before the next content; markers end that list's reach.
+_FORMATTING = frozenset(
+    ["a", "b", "big", "code", "em", "font", "i", "nobr", "s", "small", "strike", "strong", "tt", "u"]
+)
+_MARKERS = frozenset(["applet", "caption", "marquee", "object", "template", "td", "th"])
+_SCOPES = (_DEFAULT_SCOPE, _SCOPE_FOR["p"], _SCOPE_FOR["li"], _TABLE_SCOPE)
+
+
+@dataclass(frozen=True)
+class BoundedMarkup:
+    """The markup to parse; ``cut`` names the bound that shortened it (``nesting`` or ``size``)."""
+
+    html: str
+    cut: str | None = None
+
+
+def bound_markup(
+    html: str, *, max_chars: int = MAX_PARSE_CHARS, max_depth: int = MAX_NESTING
+) -> BoundedMarkup:
+    """``html`` cut before the tag that would nest deeper than ``max_depth``, and to ``max_chars``."""
+    size_cut = len(html) > max_chars
+    text = html[:max_chars] if size_cut else html
+    stack = _OpenElements()
+    lower = text.lower()
+    position = 0
+    start_tags = 0
+    while True:
+        match = _TAG.search(text, position)
+        if match is None:
+            break
+        if match.group(0) == "<!--":
+            # A comment ends at "-->" or "--!>"; "<!-->" and "<!--->" are complete (empty) comments.
+            ends = [
+                found
+                for found in (text.find("-->", match.start() + 2), text.find("--!>", match.end()))
+                if found >= 0
+            ]
+            if not ends:
+                break
+            end = min(ends)
+            position = end + (4 if text.startswith("--!>", end) else 3)
+            continue
+        closing, name = match.group(1) == "/", match.group(2).lower()
+        tag_end = text.find(">", match.end())
+        if tag_end < 0:
+            break
+        position = tag_end + 1
+        if closing:
+            stack.close(name)
+            continue
+        start_tags += 1
+        if start_tags > MAX_START_TAGS:
+            return BoundedMarkup(text[: match.start()], "tags")
+        # "/>" makes a tag self-closing unless the slash ends an unquoted attribute value (id=a/>).
+        self_closing = text[tag_end - 1] == "/" and (
+            tag_end - 1 == match.end() or text[tag_end - 2] in " \t\n\r\f\"'"
+        )
+        if not stack.open(name, max_depth, self_closing=self_closing):
+            return BoundedMarkup(text[: match.start()], "nesting")
+        if name in _RAW_TEXT and not stack.in_foreign_content:
+            end = lower.find(f"</{name}", position)
+            if end < 0:
+                break
+            stack.close(name)
+            position = end + len(name) + 2
+        elif name == "plaintext":
+            break
+    return BoundedMarkup(text, "size" if size_cut else None)
+
+
+class _OpenElements:
+    """A model of the stack of open elements with constant-time lookups by name and scope.
+
+    It may close less than the tree builder does (the cut then comes early), never more.
+    """
+
+    def __init__(self) -> None:
+        self._names: list[str] = []
+        self._at: defaultdict[str, list[int]] = defaultdict(list)
+        self._special: list[int] = []
+        self._list_boundaries: list[int] = []
+        # Per scope kind, the positions of its boundary elements, innermost last.
+        self._boundaries: dict[frozenset[str], list[int]] = {scope: [] for scope in _SCOPES}
+        self._restricting: list[int] = []
+        self._foreign: list[int] = []
+        # Positions of elements no end tag closes implicitly (not in _IMPLIED_END).
+        self._solid: list[int] = []
+        # Formatting elements closed implicitly, per marker level: they count as open.
+        self._reopened: list[Counter[str]] = [Counter()]
+        self._reopened_total = 0
+
+    @property
+    def in_foreign_content(self) -> bool:
+        """Inside svg or math, where script and style hold markup, not raw text."""
+        return bool(self._foreign)
+
+    def open(self, name: str, max_depth: int, *, self_closing: bool = False) -> bool:
+        """Push ``name`` after the implicit closes its start tag causes; False if too deep."""
+        # "/>" empties a foreign element (and svg or math themselves), never an HTML one.
+        foreign = bool(self._foreign) or name in _FOREIGN
+        if name in _NO_LEVEL or (self_closing and foreign and name not in _BREAKOUT):
+            return True
+        if self._restricting:
+            if name == "option" and self._names and self._names[-1] == "option":
+                self._pop_to(len(self._names) - 1)
+        elif name in _LIST_SIBLINGS:
+            boundary = self._list_boundaries[-1] if self._list_boundaries else -1
+            if boundary >= 0 and self._names[boundary] in _LIST_SIBLINGS[name]:
+                self._pop_to(boundary)
+        elif name in _TABLE_SIBLINGS:
+            # Outside a table the tree builder ignores these tags; the model keeps them (over-counts).
+            if self._at.get("table"):
+                self._pop_to(max(self._in_scope(other, _TABLE_SCOPE) for other in _TABLE_SIBLINGS[name]))
+                # A cell without a row, or a row without a row group, gets the implied ones first.
+                implied = []
+                if (
+                    name in ("td", "th", "tr")
+                    and max(self._in_scope(g, _TABLE_SCOPE) for g in _ROW_GROUPS) < 0
+                ):
+                    implied.append("tbody")
+                if name in ("td", "th") and self._in_scope("tr", _TABLE_SCOPE) < 0:
+                    implied.append("tr")
+                for element in implied:
+                    if not self._push(element, max_depth):
+                        return False
+        elif name == "option" and self._names and self._names[-1] == "option":
+            self._pop_to(len(self._names) - 1)
+        if name in _CLOSES_P and not self._restricting:
+            self._pop_to(self._in_scope("p", _SCOPE_FOR["p"]))
+        return self._push(name, max_depth)
+
+    def _push(self, name: str, max_depth: int) -> bool:
+        if len(self._names) + self._reopened_total >= max_depth:
+            return False
+        if name in _MARKERS:
+            self._reopened.append(Counter())
+        position = len(self._names)
+        self._at[name].append(position)
+        if name in _SPECIAL:
+            self._special.append(position)
+            if name not in _NOT_LIST_BOUNDARY:
+                self._list_boundaries.append(position)
+        for scope, positions in self._boundaries.items():
+            if name in scope:
+                positions.append(position)
+        if name in _RESTRICTING:
+            self._restricting.append(position)
+            if name in _FOREIGN:
+                self._foreign.append(position)
+        if name not in _IMPLIED_END:
+            self._solid.append(position)
+        self._names.append(name)
+        return True
+
+    def close(self, name: str) -> None:
+        """An end tag: close the nearest open ``name`` the tree builder would close, else nothing."""
+        if name in _FORMATTING and self._reopened[-1][name] > 0 and self._last(name) < 0:
+            self._reopened[-1][name] -= 1
+            self._reopened_total -= 1
+            return
+        if self._restricting or name == "form":
+            # </form> takes the form element alone off the stack: modelled only when it is on top.
+            index = self._last(name)
+            if index >= 0 and (self._solid[-1] if self._solid else -1) <= index:
+                self._pop_to(index, explicit=True)
+        elif name in _TABLE_PARTS:
+            # Outside a table the tree builder ignores these end tags.
+            if self._at.get("table"):
+                self._pop_to(self._in_scope(name, _TABLE_SCOPE))
+        elif name in _SPECIAL:
+            self._pop_to(self._in_scope(name, _SCOPE_FOR.get(name, _DEFAULT_SCOPE)))
+        else:
+            index = self._last(name)
+            if index >= 0 and index >= (self._special[-1] if self._special else -1):
+                self._pop_to(index, explicit=True)
+
+    def _last(self, name: str) -> int:
+        positions = self._at.get(name)
+        return positions[-1] if positions else -1
+
+    def _in_scope(self, name: str, scope: frozenset[str]) -> int:
+        """The position of the nearest open ``name`` with no scope boundary above it, or -1."""
+        index = self._last(name)
+        if index < 0:
+            return -1
+        boundaries = self._boundaries[scope]
+        return index if not boundaries or index >= boundaries[-1] else -1
+
+    def _pop_to(self, index: int, *, explicit: bool = False) -> None:
+        """Close every element from the top down to position ``index`` (its own end tag if ``explicit``)."""
+        if index < 0:
+            return
+        while len(self._names) > index:
+            name = self._names.pop()
+            self._at[name].pop()
+            if name in _FORMATTING and not (explicit and len(self._names) == index):
+                self._reopened[-1][name] += 1
+                self._reopened_total += 1
+            if name in _MARKERS and len(self._reopened) > 1:
+                self._reopened_total -= sum(self._reopened.pop().values())
+            if name in _SPECIAL:
+                self._special.pop()
+                if name not in _NOT_LIST_BOUNDARY:
+                    self._list_boundaries.pop()
+            for scope, positions in self._boundaries.items():
+                if name in scope:
+                    positions.pop()
+            if name in _RESTRICTING:
+                self._restricting.pop()
+                if name in _FOREIGN:
+                    self._foreign.pop()
+            if name not in _IMPLIED_END:
+                self._solid.pop()
