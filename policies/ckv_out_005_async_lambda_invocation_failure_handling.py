@@ -13,16 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from outreach_policy_support import (
-    ALIAS_TYPES,
-    FUNCTION_TYPES,
+from outreach_policy_aws import ALIAS_TYPES, FUNCTION_TYPES, arn_service, functions_named
+from outreach_policy_check import OutreachCheck
+from outreach_policy_evaluation import effective, flag_unset_variables
+from outreach_policy_graph import GraphView
+from outreach_policy_values import (
     MISSING,
-    GraphView,
-    OutreachCheck,
     Problems,
-    arn_service,
     block,
-    flag_unset_variables,
     reference_target,
     require_int_in_range,
     require_reference,
@@ -76,7 +74,7 @@ class AsyncLambdaInvocationFailureHandling(OutreachCheck):
         view, idx = self.view, self.node
         raw_arn = value(target, "arn")
         functions = (
-            view.function_of(idx, arn_attribute, raw_arn) if view is not None and idx is not None else []
+            functions_named(view, idx, arn_attribute, raw_arn) if view is not None and idx is not None else []
         )
         if not functions and not self._names_lambda(raw_arn, scoped):
             return bool(problems)
@@ -141,10 +139,10 @@ class AsyncLambdaInvocationFailureHandling(OutreachCheck):
                 "Lambda's defaults (2 retries, 6 h event age) that nobody chose"
             )
             return
-        function_conf = view.effective(function, ("dead_letter_config.target_arn",))
+        function_conf = effective(view, function, ("dead_letter_config.target_arn",))
         function_dlq = block(function_conf, "dead_letter_config")
         for config in configs:
-            config_conf = view.effective(config, INVOKE_CONFIG_INPUTS)
+            config_conf = effective(view, config, INVOKE_CONFIG_INPUTS)
             config_problems = problems.child(view.address(config))
             flag_unset_variables(view, config, INVOKE_CONFIG_INPUTS, config_problems)
             require_int_in_range(

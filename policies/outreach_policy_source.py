@@ -1,4 +1,4 @@
-"""Reading Terraform source text where checkov's rendering stops.
+"""Reading Terraform source text where checkov's rendering stops: block bodies and attribute expressions.
 
 checkov renders plain variables, locals and tfvars, but not every expression: an attribute of an
 object variable whose value comes from an ``optional(type, default)`` type constraint renders as
@@ -6,7 +6,8 @@ object variable whose value comes from an ``optional(type, default)`` type const
 back to the source: this module finds the expression text of an attribute path inside a block
 (``destination_config.on_failure.destination_arn``, ``redrive_policy.maxReceiveCount`` inside a
 ``jsonencode({...})``, ``scraper.timeout_seconds`` inside a module call's object argument) and the
-``optional()`` default of an object variable's attribute. It has no checkov dependency.
+``optional()`` default of an object variable's attribute. ``SourceFiles`` is the one place that
+reads a file, each once per scan. It has no checkov dependency.
 """
 
 from __future__ import annotations
@@ -18,6 +19,29 @@ _IDENTIFIER = re.compile(r'"?([A-Za-z_][\w-]*)"?')
 _OPTIONAL_DEFAULT = (
     r"\b{key}\s*=\s*optional\(\s*[\w()]+\s*,\s*(\"(?:[^\"\\]|\\.)*\"|-?\d+(?:\.\d+)?|true|false|null)\s*\)"
 )
+
+
+class SourceFiles:
+    """The Terraform files one scan reads, each read once; a block is addressed by file and lines."""
+
+    def __init__(self) -> None:
+        self._lines: dict[str, list[str]] = {}
+
+    def lines(self, path: str) -> list[str]:
+        if path not in self._lines:
+            try:
+                with open(path, encoding="utf-8") as handle:
+                    self._lines[path] = handle.read().splitlines()
+            except OSError:
+                self._lines[path] = []
+        return self._lines[path]
+
+    def block_body(self, path: str, start: object, end: object) -> str | None:
+        """The body of the block on lines ``start..end`` (1-based, inclusive) of ``path``."""
+        lines = self.lines(path)
+        if not lines or not isinstance(start, int) or not isinstance(end, int):
+            return None
+        return block_body("\n".join(lines[start - 1 : end]))
 
 
 @dataclass(frozen=True)
