@@ -7,6 +7,7 @@ module defines no ``check`` object of its own.
 
 from __future__ import annotations
 
+import copy
 from abc import abstractmethod
 from collections.abc import Iterable
 from typing import Any
@@ -15,20 +16,26 @@ from checkov.common.models.enums import CheckCategories, CheckResult
 from checkov.terraform.checks.resource.base_resource_check import BaseResourceCheck
 from outreach_policy_evaluation import effective_conf, flag_unset_variables
 from outreach_policy_graph import GraphView
-from outreach_policy_values import Problems
+from outreach_policy_instances import Entry, InstanceReader, Reference
+from outreach_policy_values import Problems, assign
 
 
 class GraphViews:
-    """The view of the graph being scanned, built once and shared by all checks of a run."""
+    """The view of the graph being scanned and its instances, built once and shared by all checks of a run."""
 
     def __init__(self) -> None:
         self._current: GraphView | None = None
+        self.instances: InstanceReader | None = None
 
     def of(self, graph: Any) -> GraphView | None:
         if graph is None or not hasattr(graph, "node_indices") or not hasattr(graph, "out_edges"):
             return None
         if self._current is None or self._current.graph is not graph:
-            self._current = GraphView(graph)
+            view = GraphView(graph)
+            reader = InstanceReader(view)
+            view.exists = reader.exists
+            view.entry_references = reader.references
+            self._current, self.instances = view, reader
         return self._current
 
 
@@ -61,9 +68,17 @@ class OutreachCheck(BaseResourceCheck):
         try:
             self.view = self.views.of(self.graph)
             self.node = self.view.node_of(conf) if self.view is not None else None
+            entries: list[Entry] | None = None
             if self.view is not None and self.node is not None:
                 conf = effective_conf(self.view, self.node, conf, self.inputs)
-            applicable = self.evaluate(conf, problems)
+                if self.views.instances is not None:
+                    entries = self.views.instances.entries(self.node)
+                    if entries == []:
+                        return CheckResult.UNKNOWN  # count or for_each yields no instance
+            if entries:
+                applicable = self._evaluate_entries(conf, entries, problems)
+            else:
+                applicable = self.evaluate(conf, problems)
             if applicable and self.view is not None and self.node is not None:
                 flag_unset_variables(self.view, self.node, self.inputs, problems)
         except Exception as error:  # noqa: BLE001 - a broken rule must fail the scan, not vanish from it
@@ -73,6 +88,31 @@ class OutreachCheck(BaseResourceCheck):
             return CheckResult.UNKNOWN
         self.details = list(problems.lines)
         return CheckResult.FAILED if problems else CheckResult.PASSED
+
+    def _evaluate_entries(self, conf: dict[str, Any], entries: list[Entry], problems: Problems) -> bool:
+        """Judge each for_each entry with its own values; the rule applies when it applies to one."""
+        view, node = self.view, self.node
+        assert view is not None and node is not None
+        applicable = False
+        for entry in entries:
+            entry_conf = copy.deepcopy(conf)
+            pins: dict[tuple[int, str], list[int]] = {}
+            for path, entry_value in entry.values.items():
+                if isinstance(entry_value, Reference):
+                    pins[(node, path)] = list(entry_value.nodes)
+                    nodes = entry_value.nodes
+                    rendered = (
+                        f"{view.attrs(nodes[0]).get('id_')}.arn" if len(nodes) == 1 else entry_value.text
+                    )
+                    assign(entry_conf, path.split("."), rendered)
+                else:
+                    assign(entry_conf, path.split("."), entry_value)
+            view.pinned = pins
+            try:
+                applicable = self.evaluate(entry_conf, problems.child(f'["{entry.key}"]')) or applicable
+            finally:
+                view.pinned = {}
+        return applicable
 
     def require_graph(self, problems: Problems) -> tuple[GraphView, int] | None:
         """The graph and this resource's node, or a recorded problem when either is missing."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from outreach_policy_source import Located, SourceFiles, locate
@@ -68,6 +68,11 @@ class GraphView:
         self._by_block_type: dict[str, dict[str, list[int]]] = {}
         self._reached: dict[tuple[int, str], list[int]] = {}
         self._bodies: dict[int, str | None] = {}
+        # Set by the instance reader: whether a node has any instance, the references of its
+        # for_each entries, and the references of the one entry being judged.
+        self.exists: Callable[[int], bool] = lambda _idx: True
+        self.entry_references: Callable[[int, str], list[int]] = lambda _idx, _attribute: []
+        self.pinned: dict[tuple[int, str], list[int]] = {}
         for idx in graph.node_indices():
             attrs = self.attrs(idx)
             block_type = str(attrs.get("block_type_"))
@@ -250,8 +255,12 @@ class GraphView:
         return self._reached[key]
 
     def referenced(self, idx: int, attribute: str) -> list[int]:
-        """Resource and data nodes reached from ``attribute`` of node ``idx``."""
-        return [n for n in self.reached(idx, attribute) if self.block_type(n) in {"resource", "data"}]
+        """Resource and data nodes reached from ``attribute`` of node ``idx`` that have an instance."""
+        if (idx, attribute) in self.pinned:
+            return self.pinned[(idx, attribute)]
+        found = [n for n in self.reached(idx, attribute) if self.block_type(n) in {"resource", "data"}]
+        found.extend(n for n in self.entry_references(idx, attribute) if n not in found)
+        return [n for n in found if self.exists(n)]
 
     def unset_variables(self, idx: int, attribute: str) -> list[str]:
         """Variables without a value that ``attribute`` of node ``idx`` is rendered from.
@@ -301,6 +310,8 @@ class GraphView:
         found: list[int] = []
         for source_type in source_types:
             for node in self.by_type.get(source_type, []):
+                if not self.exists(node):
+                    continue
                 rendered = value(self.conf(node), *path)
                 if target in self.resolve(node, attribute, rendered, wanted):
                     found.append(node)

@@ -1,0 +1,169 @@
+"""Which instances of a resource exist and what each for_each entry sets: rules judge instances, not nodes.
+
+checkov keeps one graph node for a resource whose ``count`` or ``for_each`` it could not expand:
+``count = var.create ? 1 : 0`` in a module called with ``create = false``, ``for_each = { for k, v in
+var.mappings : k => v if local.create }``, or a map of mappings whose entries are read with
+``try(each.value.event_source_arn, null)``. ``InstanceReader`` evaluates those expressions from the
+source with the values checkov rendered for the variables and locals of the module instance: a
+resource with zero instances is not judged, and each known entry is judged with its own values and
+references. What cannot be evaluated is left to the rules, which fail closed on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from outreach_policy_expressions import Traced, Unknown, evaluate_expression, plain
+from outreach_policy_graph import GraphView
+from outreach_policy_source import parse_body
+from outreach_policy_values import is_unresolved, reference_target
+
+_EACH = "each."
+
+
+@dataclass(frozen=True)
+class Reference:
+    """An entry's attribute that names other blocks: the graph nodes it reaches."""
+
+    nodes: tuple[int, ...]
+    text: str
+
+
+@dataclass
+class Entry:
+    """One ``for_each`` entry: its key and the attributes (by path) whose value depends on it."""
+
+    key: str
+    values: dict[str, Any] = field(default_factory=dict)
+
+
+class InstanceReader:
+    """Instances of the resources of one graph, evaluated once per node."""
+
+    def __init__(self, view: GraphView) -> None:
+        self.view = view
+        self._entries: dict[int, list[Entry] | None] = {}
+
+    def exists(self, idx: int) -> bool:
+        """False only when ``count``/``for_each`` is known to produce no instance."""
+        return self.entries(idx) != []
+
+    def entries(self, idx: int) -> list[Entry] | None:
+        """The node's ``for_each`` entries; ``[]`` when it has no instance, ``None`` when not a known map."""
+        if idx not in self._entries:
+            self._entries[idx] = None  # a reference cycle reads the node as not expanded
+            self._entries[idx] = self._read(idx)
+        return self._entries[idx]
+
+    def references(self, idx: int, attribute: str) -> list[int]:
+        """Nodes that ``attribute`` reaches in any entry of the node (empty when not a known map)."""
+        found: list[int] = []
+        for entry in self.entries(idx) or []:
+            for path, value in entry.values.items():
+                if isinstance(value, Reference) and (path == attribute or path.startswith(attribute + ".")):
+                    found.extend(value.nodes)
+        return list(dict.fromkeys(found))
+
+    def _read(self, idx: int) -> list[Entry] | None:
+        count = self._meta(idx, "count")
+        if count is not None:
+            try:
+                number = plain(evaluate_expression(count, self._scope(idx, None)))
+            except Unknown:
+                return None
+            return [] if number == 0 else None
+        for_each = self._meta(idx, "for_each")
+        if for_each is None:
+            return None
+        try:
+            collection = evaluate_expression(for_each, self._scope(idx, None))
+        except Unknown:
+            return None
+        items = plain(collection)
+        if isinstance(items, dict):
+            keys = list(items)
+            values = [collection.at(k) if isinstance(collection, Traced) else items[k] for k in keys]
+        elif isinstance(items, list) and all(isinstance(item, str) for item in items):
+            keys, values = list(items), list(items)
+        else:
+            return None
+        return [self._entry(idx, str(key), each_value) for key, each_value in zip(keys, values, strict=True)]
+
+    def _meta(self, idx: int, argument: str) -> str | None:
+        located = self.view.locate(idx, [argument])
+        return None if located is None or located.remaining else located.expression
+
+    def _entry(self, idx: int, key: str, each_value: Any) -> Entry:
+        entry = Entry(key)
+        for path in self._each_paths(idx):
+            located = self.view.locate(idx, path.split("."))
+            if located is None or located.expression is None or located.remaining:
+                continue
+            try:
+                result = evaluate_expression(located.expression, self._scope(idx, (key, each_value)))
+            except Unknown:
+                continue
+            entry.values[path] = self._settle(result)
+        return entry
+
+    def _each_paths(self, idx: int) -> list[str]:
+        """Top-level and nested attribute paths of the node whose source expression reads ``each``."""
+        attrs = self.view.attrs(idx)
+        body = self.view.sources.block_body(
+            str(attrs.get("file_path_", "")), attrs.get("__start_line__"), attrs.get("__end_line__")
+        )
+        found: list[str] = []
+
+        def walk(text: str, prefix: str) -> None:
+            for name, entry in parse_body(text).items():
+                if name in {"for_each", "count", "dynamic"}:
+                    continue
+                if entry.kind == "block":
+                    walk(entry.text, f"{prefix}{name}.")
+                elif _EACH in entry.text:
+                    found.append(prefix + name)
+
+        if body is not None:
+            walk(body, "")
+        return found
+
+    def _settle(self, result: Any) -> Any:
+        """A plain value, ``None``, or a ``Reference`` for a value that names other blocks."""
+        value = plain(result)
+        if isinstance(result, Traced) and _names_blocks(value):
+            caller = self.view.caller(result.origin)
+            nodes = self.view.referenced(caller, ".".join(result.path)) if caller is not None else []
+            return Reference(tuple(nodes), str(value))
+        if _names_blocks(value):
+            return Reference((), str(value))
+        return value
+
+    def _scope(self, idx: int, each: tuple[str, Any] | None) -> Any:
+        view = self.view
+
+        def resolve(root: str, name: str) -> Any:
+            if root == "var":
+                variable = view.variable_in_scope(idx, name)
+                if variable is None or "default" not in view.attrs(variable):
+                    raise Unknown(f"var.{name} has no value")
+                return Traced(view.attrs(variable)["default"], variable, (name,))
+            if root == "local":
+                scope = view.instance(idx)
+                for node in view.blocks("locals", name):
+                    rendered = view.attrs(node).get(name)
+                    if view.instance(node) == scope and not is_unresolved(rendered):
+                        return rendered
+                raise Unknown(f"local.{name} did not render")
+            if root == "each" and each is not None and name in {"key", "value"}:
+                return each[0] if name == "key" else each[1]
+            raise Unknown(f"{root}.{name} is not evaluated")
+
+        return resolve
+
+
+def _names_blocks(value: Any) -> bool:
+    """A rendered string that is a reference or an expression around one, not a literal."""
+    if not isinstance(value, str) or value.startswith("arn:"):
+        return False
+    return is_unresolved(value) or reference_target(value) is not None or ("(" in value and "." in value)
