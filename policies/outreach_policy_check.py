@@ -17,7 +17,7 @@ from checkov.terraform.checks.resource.base_resource_check import BaseResourceCh
 from outreach_policy_evaluation import effective_conf, flag_unset_variables
 from outreach_policy_graph import GraphView
 from outreach_policy_instances import Entry, InstanceReader, Reference
-from outreach_policy_values import Problems, assign
+from outreach_policy_values import Problems, assign, remove
 
 
 class GraphViews:
@@ -105,6 +105,8 @@ class OutreachCheck(BaseResourceCheck):
                         f"{view.attrs(nodes[0]).get('id_')}.arn" if len(nodes) == 1 else entry_value.text
                     )
                     assign(entry_conf, path.split("."), rendered)
+                elif entry_value is None:
+                    remove(entry_conf, path.split("."))
                 else:
                     assign(entry_conf, path.split("."), entry_value)
             view.pinned = pins

@@ -129,6 +129,17 @@ def assign(conf: dict[str, Any], path: Sequence[str], new: Any) -> None:
         container[path[-1]] = [new] if wrapped else new
 
 
+def remove(conf: dict[str, Any], path: Sequence[str]) -> None:
+    """Drop the attribute at ``path`` from a checkov configuration (it reads as absent afterwards)."""
+    container: Any = conf
+    for key in path[:-1]:
+        container = container.get(key) if isinstance(container, dict) else None
+        if isinstance(container, list):
+            container = container[0] if container else None
+    if isinstance(container, dict):
+        container.pop(path[-1], None)
+
+
 def is_set(conf: Any, *path: str) -> bool:
     """The attribute is present and not null."""
     return value(conf, *path) not in (MISSING, None)

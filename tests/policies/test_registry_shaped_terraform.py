@@ -1,0 +1,106 @@
+"""The CKV_OUT_* policies on Terraform shaped like public registry modules: instances, not nodes.
+
+The fixtures ``i16_cause_*`` call ``registry_shaped_modules/`` the way teams call the widely used
+SQS and Lambda registry modules: ``count = var.create ? 1 : 0``, a ``for_each`` over a map of
+event source mappings filtered by ``local.create``, attributes read with ``try(each.value.x, null)``.
+"""
+
+from __future__ import annotations
+
+from tests.policies.checkov_report import CheckovReport
+
+ESM = "aws_lambda_event_source_mapping"
+
+
+def verdicts(report: CheckovReport, fixture: str) -> dict[str, tuple[set[str], set[str]]]:
+    """``{check id: (passed, failed)}`` of one fixture root, for every rule that judged something."""
+    return {
+        check_id: (outcomes.passed, outcomes.failed)
+        for (check_id, root), outcomes in report.results.items()
+        if root == fixture
+    }
+
+
+def test_a_module_switched_off_with_create_false_is_not_judged(fixture_report: CheckovReport) -> None:
+    # GIVEN a worker module called with create = false next to a live one (cause 1)
+    found = verdicts(fixture_report, "i16_cause_1_zero_instances")
+    # THEN only the live worker's mapping and its queue get verdicts; the stream rule judges nothing
+    assert found == {
+        "CKV_OUT_002": ({f"module.orders_worker.{ESM}.this"}, set()),
+        "CKV_OUT_003": ({"module.orders_queue.aws_sqs_queue.this[0]"}, set()),
+        "CKV_OUT_004": ({"module.orders_queue.aws_sqs_queue.this[0]"}, set()),
+        "CKV_OUT_007": (set(), {"module.orders_queue.aws_sqs_queue.dlq[0]"}),
+    }
+
+
+def test_a_map_of_mappings_is_judged_per_entry_by_the_rule_of_its_source(
+    fixture_report: CheckovReport,
+) -> None:
+    # GIVEN one mapping resource with for_each over two SQS entries, complete and incomplete (cause 2)
+    found = verdicts(fixture_report, "i16_cause_2_map_of_mappings")
+    # THEN the SQS rule judges it, the stream rule does not, and only the entry lacking
+    # ReportBatchItemFailures fails, named in the details
+    assert found == {
+        "CKV_OUT_002": (
+            {f"module.billing_workers_ok.{ESM}.this"},
+            {f"module.billing_workers_one_entry_without_item_failures.{ESM}.this"},
+        ),
+        "CKV_OUT_003": (
+            {
+                "module.billing_queue.aws_sqs_queue.this[0]",
+                "module.billing_retry_queue.aws_sqs_queue.this[0]",
+            },
+            set(),
+        ),
+        "CKV_OUT_004": (
+            {
+                "module.billing_queue.aws_sqs_queue.this[0]",
+                "module.billing_retry_queue.aws_sqs_queue.this[0]",
+            },
+            set(),
+        ),
+        "CKV_OUT_007": (
+            set(),
+            {"module.billing_queue.aws_sqs_queue.dlq[0]", "module.billing_retry_queue.aws_sqs_queue.dlq[0]"},
+        ),
+    }
+    details = fixture_report.of("CKV_OUT_002", "i16_cause_2_map_of_mappings").details
+    assert details[f"module.billing_workers_one_entry_without_item_failures.{ESM}.this"] == [
+        '["audit"]: function_response_types must contain "ReportBatchItemFailures": without it Lambda '
+        "deletes every message of a batch whose invocation returned, ignoring batchItemFailures"
+    ]
+
+
+def test_a_queue_named_only_by_a_for_each_entry_is_a_consumed_queue(fixture_report: CheckovReport) -> None:
+    # GIVEN queues consumed only through try(each.value.event_source_arn, null) (cause 6)
+    found = verdicts(fixture_report, "i16_cause_6_source_from_each_value")
+    # THEN the redrive and visibility rules judge each of them against the entry's function
+    assert found == {
+        "CKV_OUT_002": ({f"module.crawl_worker.{ESM}.this"}, set()),
+        "CKV_OUT_003": (
+            {
+                "module.crawl_queue_ok.aws_sqs_queue.this[0]",
+                "module.crawl_short_visibility_queue.aws_sqs_queue.this[0]",
+            },
+            {"module.crawl_queue_without_dlq.aws_sqs_queue.this[0]"},
+        ),
+        "CKV_OUT_004": (
+            {
+                "module.crawl_queue_ok.aws_sqs_queue.this[0]",
+                "module.crawl_queue_without_dlq.aws_sqs_queue.this[0]",
+            },
+            {"module.crawl_short_visibility_queue.aws_sqs_queue.this[0]"},
+        ),
+        "CKV_OUT_007": (
+            set(),
+            {
+                "module.crawl_queue_ok.aws_sqs_queue.dlq[0]",
+                "module.crawl_short_visibility_queue.aws_sqs_queue.dlq[0]",
+            },
+        ),
+    }
+    details = fixture_report.of("CKV_OUT_004", "i16_cause_6_source_from_each_value").details
+    assert details["module.crawl_short_visibility_queue.aws_sqs_queue.this[0]"] == [
+        "visibility_timeout_seconds = 60 is below 6 x "
+        "module.crawl_worker.aws_lambda_function.this[0].timeout (30 s) = 180 s"
+    ]
