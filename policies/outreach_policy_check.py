@@ -62,6 +62,8 @@ class OutreachCheck(BaseResourceCheck):
 
     view: GraphView | None = None
     node: int | None = None
+    # The for_each entry being judged, when the resource's entries are known.
+    entry: Entry | None = None
 
     def scan_resource_conf(self, conf: dict[str, list[Any]]) -> CheckResult:
         problems = Problems()
@@ -109,11 +111,11 @@ class OutreachCheck(BaseResourceCheck):
                     remove(entry_conf, path.split("."))
                 else:
                     assign(entry_conf, path.split("."), entry_value)
-            view.pinned = pins
+            view.pinned, self.entry = pins, entry
             try:
                 applicable = self.evaluate(entry_conf, problems.child(f'["{entry.key}"]')) or applicable
             finally:
-                view.pinned = {}
+                view.pinned, self.entry = {}, None
         return applicable
 
     def require_graph(self, problems: Problems) -> tuple[GraphView, int] | None:

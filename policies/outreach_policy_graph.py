@@ -20,6 +20,8 @@ from outreach_policy_values import reference_target, value
 _INDEX_SEGMENT = re.compile(r"\.\d+(?=\.|$)")
 
 InstanceKey = tuple[str, str, Any]
+# The key of a for_each or count module call in checkov's node name: worker["a"] or worker[0].
+_OWN_KEY = re.compile(r'\[(?:"([^"]*)"|(\d+))\]$')
 
 
 def _label_path(label: str) -> str:
@@ -55,6 +57,17 @@ def module_instance(raw: Any) -> InstanceKey | None:
     if isinstance(name, str) and isinstance(path, str):
         return name, path, module_instance(nested)
     return None
+
+
+def _foreach_key(marker: Any) -> str | None:
+    """The ``foreach_idx`` of checkov's module-instance marker, as text."""
+    if isinstance(marker, str):
+        try:
+            marker = json.loads(marker)
+        except ValueError:
+            return None
+    key = marker.get("foreach_idx") if isinstance(marker, dict) else getattr(marker, "foreach_idx", None)
+    return None if key is None else str(key)
 
 
 class GraphView:
@@ -174,18 +187,21 @@ class GraphView:
         """The output node(s) of the module instance that ``source`` really names.
 
         checkov links ``module.<name>.<output>`` to the first output of that name whose module was
-        called from the same file, so with two calls of one module the edge may point at the wrong
-        instance. The call name is read back from the source text of the referencing attribute.
+        called from the same file, and ``module.<name>[each.key].<output>`` to the first instance of
+        a ``for_each`` call, so the edge may point at the wrong instance. The call name and instance
+        key are read back from the source text of the referencing attribute.
         """
         output_attrs = self.attrs(output)
         output_name = str(output_attrs.get("block_name_", ""))
         located = self.locate(source, _label_path(label).split("."))
         if located is None or located.expression is None:
             return [output]
-        reference = re.compile(rf"\bmodule\.([A-Za-z_][\w-]*)(?:\[[^\]]*\])?\.{re.escape(output_name)}\b")
-        names = set(reference.findall(located.expression))
-        if not names:
+        reference = re.compile(rf"\bmodule\.([A-Za-z_][\w-]*)(\[[^\]]*\])?\.{re.escape(output_name)}\b")
+        found = reference.findall(located.expression)
+        if not found:
             return [output]
+        names = {name for name, _index in found}
+        keys = {self._instance_key(source, index) for _name, index in found}
         source_attrs = self.attrs(source)
         source_dir = os.path.dirname(str(source_attrs.get("file_path_", "")))
         source_instance = module_instance(source_attrs.get("source_module_object_"))
@@ -193,16 +209,31 @@ class GraphView:
         matches = []
         for candidate in self.blocks("output", output_name):
             attrs = self.attrs(candidate)
-            instance = module_instance(attrs.get("source_module_object_"))
+            marker = attrs.get("source_module_object_")
+            instance = module_instance(marker)
             if (
                 instance is not None
                 and instance[0] in names
                 and os.path.dirname(instance[1]) == source_dir
                 and instance[2] == source_instance
                 and os.path.dirname(str(attrs.get("file_path_", ""))) == output_dir
+                and (None in keys or _foreach_key(marker) in keys)
             ):
                 matches.append(candidate)
         return matches or [output]
+
+    def _instance_key(self, source: int, index: str) -> str | None:
+        """The instance key an index such as ``[each.key]``, ``["a"]`` or ``[0]`` selects (``None``: any)."""
+        inner = index.strip("[] ")
+        if not inner:
+            return None
+        if inner == "each.key":
+            own = _OWN_KEY.search(str(self.attrs(source).get("block_name_", "")))
+            return None if own is None else own.group(1) or own.group(2)
+        quoted = re.fullmatch(r'"([^"]*)"', inner)
+        if quoted is not None:
+            return quoted.group(1)
+        return inner if inner.isdigit() else None
 
     def caller(self, variable: int) -> int | None:
         """The module call that passes a module variable its value (``None`` in a root)."""

@@ -247,6 +247,29 @@ def locate(body: str, path: tuple[str, ...] | list[str]) -> Located:
     return Located(None, (), len(path))
 
 
+def conditional_branches(expression: str) -> tuple[str, str] | None:
+    """The two results of a top-level ``condition ? a : b`` expression (``None`` for anything else)."""
+    scanner = _Scanner(expression.strip())
+    pairs = {"{": "}", "(": ")", "[": "]"}
+    question = -1
+    while not scanner.at_end():
+        char = scanner.peek()
+        if char == '"':
+            scanner.skip_string()
+            continue
+        if char in pairs:
+            scanner.pos += 1
+            scanner.skip_until_close(pairs[char])
+            continue
+        if char == "?" and question < 0:
+            question = scanner.pos
+        elif char == ":" and question >= 0:
+            text = scanner.text
+            return text[question + 1 : scanner.pos].strip(), text[scanner.pos + 1 :].strip()
+        scanner.pos += 1
+    return None
+
+
 def optional_default(type_expression: str, key: str) -> tuple[bool, object]:
     """``(True, value)`` when ``key`` of an object type is ``optional(type, <literal>)``."""
     match = re.search(_OPTIONAL_DEFAULT.format(key=re.escape(key)), type_expression)

@@ -104,3 +104,37 @@ def test_a_queue_named_only_by_a_for_each_entry_is_a_consumed_queue(fixture_repo
         "visibility_timeout_seconds = 60 is below 6 x "
         "module.crawl_worker.aws_lambda_function.this[0].timeout (30 s) = 180 s"
     ]
+
+
+def test_a_for_each_module_reference_reaches_the_instance_of_its_own_key(
+    fixture_report: CheckovReport,
+) -> None:
+    # GIVEN two for_each module calls over one map, wired by module.ledger_queue[each.key] (cause 4)
+    found = verdicts(fixture_report, "i16_cause_4_for_each_module_instances")
+    # THEN each queue is compared with its own worker: invoices (30 s) passes, receipts (60 s) fails
+    invoices, receipts = (f'module.ledger_queue["{key}"].aws_sqs_queue' for key in ("invoices", "receipts"))
+    assert found == {
+        "CKV_OUT_002": (
+            {f'module.ledger_worker["{key}"].{ESM}.this' for key in ("invoices", "receipts")},
+            set(),
+        ),
+        "CKV_OUT_003": ({f"{invoices}.this[0]", f"{receipts}.this[0]"}, set()),
+        "CKV_OUT_004": ({f"{invoices}.this[0]"}, {f"{receipts}.this[0]"}),
+        "CKV_OUT_007": (set(), {f"{invoices}.dlq[0]", f"{receipts}.dlq[0]"}),
+    }
+    details = fixture_report.of("CKV_OUT_004", "i16_cause_4_for_each_module_instances").details
+    assert details[f"{receipts}.this[0]"] == [
+        "visibility_timeout_seconds = 180 is below 6 x "
+        'module.ledger_worker["receipts"].aws_lambda_function.this.timeout (60 s) = 360 s'
+    ]
+
+
+def test_every_result_of_a_conditional_target_arn_is_considered(fixture_report: CheckovReport) -> None:
+    # GIVEN a rule target whose arn is an API destination or each.value.arn (the nightly function),
+    # rendered by checkov as the API destination only (cause 5)
+    found = verdicts(fixture_report, "i16_cause_5_conditional_target_arn")
+    # THEN the asynchronous-invocation rule judges the target and fails closed on the other result
+    target = "module.nightly_schedule.aws_cloudwatch_event_target.this"
+    assert found == {"CKV_OUT_005": (set(), {target})}
+    details = fixture_report.of("CKV_OUT_005", "i16_cause_5_conditional_target_arn").details[target]
+    assert details[0].startswith("unresolved: arn = 'each.value.arn' cannot be evaluated")
