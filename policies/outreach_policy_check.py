@@ -35,6 +35,7 @@ class GraphViews:
             reader = InstanceReader(view)
             view.exists = reader.exists
             view.entry_references = reader.references
+            view.prune = reader.prune
             self._current, self.instances = view, reader
         return self._current
 
@@ -74,6 +75,7 @@ class OutreachCheck(BaseResourceCheck):
             if self.view is not None and self.node is not None:
                 conf = effective_conf(self.view, self.node, conf, self.inputs)
                 if self.views.instances is not None:
+                    self.views.instances.prune(self.node, conf)
                     entries = self.views.instances.entries(self.node)
                     if entries == []:
                         return CheckResult.UNKNOWN  # count or for_each yields no instance

@@ -8,12 +8,14 @@ traversal, from which both the referenced resources and the unset variables on t
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from checkov.terraform.parser_functions import handle_dynamic_values
 from outreach_policy_source import Located, SourceFiles, locate
 from outreach_policy_values import reference_target, value
 
@@ -81,11 +83,13 @@ class GraphView:
         self._by_block_type: dict[str, dict[str, list[int]]] = {}
         self._reached: dict[tuple[int, str], list[int]] = {}
         self._bodies: dict[int, str | None] = {}
+        self._confs: dict[int, dict[str, Any]] = {}
         # Set by the instance reader: whether a node has any instance, the references of its
         # for_each entries, and the references of the one entry being judged.
         self.exists: Callable[[int], bool] = lambda _idx: True
         self.entry_references: Callable[[int, str], list[int]] = lambda _idx, _attribute: []
         self.pinned: dict[tuple[int, str], list[int]] = {}
+        self.prune: Callable[[int, dict[str, Any]], None] = lambda _idx, _conf: None
         for idx in graph.node_indices():
             attrs = self.attrs(idx)
             block_type = str(attrs.get("block_type_"))
@@ -112,7 +116,20 @@ class GraphView:
         return str(self.attrs(idx).get("block_type_"))
 
     def conf(self, idx: int) -> dict[str, Any]:
-        """The node's configuration in the list-wrapped form checks receive."""
+        """The node's configuration in the form checks receive, ``dynamic`` blocks included.
+
+        checkov merges rendered ``dynamic`` blocks into a resource's configuration only when one of
+        the selected checks scans that resource; doing it here on a copy makes a rule's result
+        independent of which other checks run.
+        """
+        if idx not in self._confs:
+            handled = copy.deepcopy(self._raw_conf(idx))
+            handle_dynamic_values(handled)
+            self.prune(idx, handled)
+            self._confs[idx] = handled
+        return self._confs[idx]
+
+    def _raw_conf(self, idx: int) -> dict[str, Any]:
         attrs = self.attrs(idx)
         config = attrs.get("config_")
         block_name = str(attrs.get("block_name_", ""))

@@ -90,6 +90,27 @@ class InstanceReader:
             return None
         return [self._entry(idx, str(key), each_value) for key, each_value in zip(keys, values, strict=True)]
 
+    def prune(self, idx: int, conf: dict[str, Any]) -> None:
+        """Drop the ``dynamic`` blocks of ``conf`` whose ``for_each`` is known to generate nothing."""
+        for name, generator in self._generators(idx).items():
+            if _generates_nothing(generator, self._scope(idx, None)):
+                conf.pop(name, None)
+
+    def _generators(self, idx: int) -> dict[str, str]:
+        """``for_each`` expressions of the node's top-level ``dynamic`` blocks, by block name."""
+        body = self._body(idx)
+        if body is None:
+            return {}
+        return {
+            name: entry.for_each for name, entry in parse_body(body).items() if entry.for_each is not None
+        }
+
+    def _body(self, idx: int) -> str | None:
+        attrs = self.view.attrs(idx)
+        return self.view.sources.block_body(
+            str(attrs.get("file_path_", "")), attrs.get("__start_line__"), attrs.get("__end_line__")
+        )
+
     def _meta(self, idx: int, argument: str) -> str | None:
         located = self.view.locate(idx, [argument])
         return None if located is None or located.remaining else located.expression
@@ -105,19 +126,20 @@ class InstanceReader:
             except Unknown:
                 continue
             entry.values[path] = self._settle(result)
+        for name, generator in self._generators(idx).items():
+            if _EACH in generator and _generates_nothing(generator, self._scope(idx, (key, each_value))):
+                entry.values = {p: v for p, v in entry.values.items() if not p.startswith(name + ".")}
+                entry.values[name] = None
         return entry
 
     def _each_paths(self, idx: int) -> list[str]:
         """Top-level and nested attribute paths of the node whose source expression reads ``each``."""
-        attrs = self.view.attrs(idx)
-        body = self.view.sources.block_body(
-            str(attrs.get("file_path_", "")), attrs.get("__start_line__"), attrs.get("__end_line__")
-        )
+        body = self._body(idx)
         found: list[str] = []
 
         def walk(text: str, prefix: str) -> None:
             for name, entry in parse_body(text).items():
-                if name in {"for_each", "count", "dynamic"}:
+                if name in {"for_each", "count"}:
                     continue
                 if entry.kind == "block":
                     walk(entry.text, f"{prefix}{name}.")
@@ -160,6 +182,15 @@ class InstanceReader:
             raise Unknown(f"{root}.{name} is not evaluated")
 
         return resolve
+
+
+def _generates_nothing(generator: str, scope: Any) -> bool:
+    """Whether a ``dynamic`` block's ``for_each`` is known to be empty."""
+    try:
+        result = plain(evaluate_expression(generator, scope))
+    except Unknown:
+        return False
+    return result is None or result == [] or result == {}
 
 
 def _names_blocks(value: Any) -> bool:

@@ -48,6 +48,9 @@ class SourceFiles:
 class Entry:
     kind: str  # "attribute" or "block"
     text: str  # the expression, or the body between the block's braces
+    # A ``dynamic "<name>"`` block is listed under its name with its ``content`` body and the
+    # expression that decides how many blocks it generates.
+    for_each: str | None = None
 
 
 @dataclass(frozen=True)
@@ -188,8 +191,11 @@ def parse_body(text: str) -> dict[str, Entry]:
             scanner.skip_space_and_comments(newlines=False)
             entries.setdefault(key, Entry("attribute", scanner.read_expression()))
             continue
+        labels: list[str] = []
         while scanner.peek() == '"' or (_IDENTIFIER.match(text, scanner.pos) and scanner.peek() != "{"):
             label = _IDENTIFIER.match(text, scanner.pos)
+            if label is not None:
+                labels.append(label.group(1))
             if scanner.peek() == '"':
                 scanner.skip_string()
             elif label is not None:
@@ -199,7 +205,21 @@ def parse_body(text: str) -> dict[str, Entry]:
             scanner.pos += 1
             body_start = scanner.pos
             scanner.skip_until_close("}")
-            entries.setdefault(key, Entry("block", text[body_start : scanner.pos - 1]))
+            body = text[body_start : scanner.pos - 1]
+            if key == "dynamic" and labels:
+                inner = parse_body(body)
+                content = inner.get("content")
+                generator = inner.get("for_each")
+                entries.setdefault(
+                    labels[0],
+                    Entry(
+                        "block",
+                        content.text if content is not None else "",
+                        generator.text if generator is not None else None,
+                    ),
+                )
+            else:
+                entries.setdefault(key, Entry("block", body))
         else:
             scanner.skip_line_comment()
 

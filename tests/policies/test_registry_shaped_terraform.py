@@ -7,7 +7,8 @@ event source mappings filtered by ``local.create``, attributes read with ``try(e
 
 from __future__ import annotations
 
-from tests.policies.checkov_report import CheckovReport
+from tests.policies.checkov_report import CUSTOM_CHECK_IDS, CheckovReport, run_checkov
+from tests.policies.conftest import FIXTURES
 
 ESM = "aws_lambda_event_source_mapping"
 
@@ -138,3 +139,30 @@ def test_every_result_of_a_conditional_target_arn_is_considered(fixture_report: 
     assert found == {"CKV_OUT_005": (set(), {target})}
     details = fixture_report.of("CKV_OUT_005", "i16_cause_5_conditional_target_arn").details[target]
     assert details[0].startswith("unresolved: arn = 'each.value.arn' cannot be evaluated")
+
+
+def test_a_dynamic_function_dead_letter_config_counts_whatever_checks_run(
+    fixture_report: CheckovReport,
+) -> None:
+    # GIVEN a function whose dead_letter_config is a dynamic block, invoked by a rule target, and an
+    # event invoke config with retries but no destination (cause 8)
+    fixture = "i16_cause_8_dynamic_dead_letter_config"
+    target = "aws_cloudwatch_event_target.hourly_cleanup_function_dlq_ok"
+    # WHEN checkov runs only the project's rules (the shared run)
+    found = verdicts(fixture_report, fixture)
+    # THEN the function's dead-letter queue counts and the target passes
+    assert found == {
+        "CKV_OUT_005": ({target}, set()),
+        "CKV_OUT_007": (set(), {"module.cleanup_failures.aws_sqs_queue.this[0]"}),
+    }
+    # AND WHEN checkov runs every check, built-in ones included, THEN the project's rules agree
+    everything = run_checkov(FIXTURES / fixture, checks=None)
+    custom = {
+        (record.check_id, record.resource, record.state)
+        for record in everything.records
+        if record.check_id in CUSTOM_CHECK_IDS
+    }
+    assert custom == {
+        ("CKV_OUT_005", target, "passed"),
+        ("CKV_OUT_007", "module.cleanup_failures.aws_sqs_queue.this[0]", "failed"),
+    }
