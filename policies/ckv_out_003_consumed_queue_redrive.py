@@ -26,7 +26,7 @@ def retention(conf: Any, problems: Problems) -> int | None:
     return DEFAULT_RETENTION_SECONDS if raw is MISSING or raw is None else seconds
 
 
-REDRIVE_INPUTS = ("redrive_policy.deadLetterTargetArn", "redrive_policy.maxReceiveCount")
+REDRIVE_INPUTS = ("redrive_policy", "redrive_policy.deadLetterTargetArn", "redrive_policy.maxReceiveCount")
 
 
 class ConsumedQueueRedrivesToLongerLivedDlq(OutreachCheck):

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from outreach_policy_expressions import Lazy, Unknown, evaluate_expression, plain
 from outreach_policy_graph import GraphView
 from outreach_policy_source import is_literal, literal, optional_default
 from outreach_policy_values import MISSING, Problems, assign, is_concrete, is_unresolved, value
@@ -67,7 +68,63 @@ def _expression_value(
     if not remaining and is_literal(expression):
         parsed = literal(expression)
         return ABSENT if parsed is None else parsed
-    return UNKNOWN
+    try:
+        result = plain(evaluate_expression(expression, _scope(view, scope, depth + 1)))
+    except Unknown:
+        return UNKNOWN
+    return _lookup(result, remaining)
+
+
+def _at(collection: Any, key: str) -> Any:
+    if isinstance(collection, Lazy):
+        return collection.at(key)
+    value = plain(collection)
+    if isinstance(value, dict) and key in value:
+        return value[key]
+    raise Unknown(f"no entry {key!r}")
+
+
+class _VariablePath(Lazy):
+    """``var.<name>.<keys>`` of one module instance, resolved through its caller when read."""
+
+    def __init__(self, view: GraphView, variable: int, keys: list[str], depth: int) -> None:
+        self.view, self.variable, self.keys, self.depth = view, variable, keys, depth
+
+    def at(self, key: str) -> Any:
+        return _VariablePath(self.view, self.variable, [*self.keys, key], self.depth)
+
+    def resolve(self) -> Any:
+        result = _variable_value(self.view, self.variable, self.keys, self.depth)
+        if result is UNKNOWN:
+            raise Unknown("a variable without a known value")
+        return None if result is ABSENT else result
+
+
+def _scope(view: GraphView, scope: int, depth: int) -> Any:
+    """Names of the module instance of node ``scope`` for the expression evaluator."""
+
+    def resolve(root: str, name: str) -> Any:
+        if root == "var":
+            variable = view.variable_in_scope(scope, name)
+            if variable is not None:
+                return _VariablePath(view, variable, [], depth)
+        if root == "each" and name in {"key", "value"}:
+            key = view.instance_key(scope)
+            located = view.locate(scope, ["for_each"])
+            if key is not None and located is not None and located.expression is not None:
+                if name == "key":
+                    return key
+                collection = evaluate_expression(located.expression, _scope(view, scope, depth + 1))
+                return _at(collection, key)
+        if root == "local":
+            instance = view.instance(scope)
+            for node in view.blocks("locals", name):
+                rendered = view.attrs(node).get(name)
+                if view.instance(node) == instance and not is_unresolved(rendered):
+                    return rendered
+        raise Unknown(f"{root}.{name} is not evaluated")
+
+    return resolve
 
 
 def _variable_value(view: GraphView, variable: int, keys: list[str], depth: int) -> Any:
@@ -86,10 +143,12 @@ def _variable_value(view: GraphView, variable: int, keys: list[str], depth: int)
         result = _lookup(attrs.get("default"), keys)
     else:
         result = UNKNOWN
-    if result is ABSENT and len(keys) == 1:
+    if result is ABSENT and keys:
         type_location = view.locate(variable, ["type"])
-        if type_location is not None and type_location.expression is not None:
-            found, default = optional_default(type_location.expression, keys[0])
+        type_text = type_location.expression if type_location is not None else None
+        # An attribute of an object, or of an object in a map of objects (one level below the key).
+        if type_text is not None and (len(keys) == 1 or (len(keys) == 2 and type_text.startswith("map("))):
+            found, default = optional_default(type_text, keys[-1])
             if found:
                 return ABSENT if default is None else default
     return result

@@ -47,12 +47,24 @@ class Traced:
         raise Unknown(f"{'.'.join(self.path)} is not an object")
 
 
+class Lazy:
+    """A value resolved only when read, so that an attribute path below it is resolved as a whole."""
+
+    def at(self, key: str) -> Any:
+        raise NotImplementedError
+
+    def resolve(self) -> Any:
+        raise NotImplementedError
+
+
 # A scope resolves a root name (``var``, ``local``, ``each``, ``count``) and its first attribute.
 Scope = Callable[[str, str], Any]
 
 
 def plain(value: Any) -> Any:
-    """The value without its trace."""
+    """The value without its trace, resolved if it was lazy."""
+    if isinstance(value, Lazy):
+        return plain(value.resolve())
     return value.value if isinstance(value, Traced) else value
 
 
@@ -234,6 +246,11 @@ class _Parser:
                 return arguments[2]
         if function == "length" and len(arguments) == 1 and isinstance(plain(arguments[0]), dict | list):
             return len(plain(arguments[0]))
+        if function == "coalesce" and arguments:
+            for argument in arguments:
+                if plain(argument) not in (None, ""):
+                    return argument
+            raise Unknown("coalesce() of nothing but null")
         raise Unknown(f"{function}() is not evaluated")
 
     def skip_argument(self) -> None:
@@ -351,6 +368,8 @@ def _items(collection: Any) -> list[tuple[Any, Any]]:
 
 
 def _attribute(current: Any, key: Any) -> Any:
+    if isinstance(current, Lazy):
+        return current.at(str(key))
     if isinstance(current, Traced):
         if isinstance(key, int) and isinstance(current.value, list):
             return Traced(current.value[key], current.origin, (*current.path, str(key)))

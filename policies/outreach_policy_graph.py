@@ -239,14 +239,18 @@ class GraphView:
                 matches.append(candidate)
         return matches or [output]
 
+    def instance_key(self, idx: int) -> str | None:
+        """The key of a ``for_each``/``count`` module call node (``worker["a"]`` gives ``a``)."""
+        own = _OWN_KEY.search(str(self.attrs(idx).get("block_name_", "")))
+        return None if own is None else own.group(1) or own.group(2)
+
     def _instance_key(self, source: int, index: str) -> str | None:
         """The instance key an index such as ``[each.key]``, ``["a"]`` or ``[0]`` selects (``None``: any)."""
         inner = index.strip("[] ")
         if not inner:
             return None
         if inner == "each.key":
-            own = _OWN_KEY.search(str(self.attrs(source).get("block_name_", "")))
-            return None if own is None else own.group(1) or own.group(2)
+            return self.instance_key(source)
         quoted = re.fullmatch(r'"([^"]*)"', inner)
         if quoted is not None:
             return quoted.group(1)

@@ -90,7 +90,8 @@ def is_concrete(raw: Any) -> bool:
     if isinstance(raw, bool | int | float):
         return True
     if isinstance(raw, str):
-        return not is_unresolved(raw) and raw.strip() not in {"{}", "[]"}
+        # "None" is how checkov renders a null it computed (var.x ? null : ...): read the source.
+        return not is_unresolved(raw) and raw.strip() not in {"{}", "[]", "None"}
     if isinstance(raw, list):
         return all(is_concrete(item) for item in raw)
     return False
