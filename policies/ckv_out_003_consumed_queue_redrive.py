@@ -56,7 +56,7 @@ class ConsumedQueueRedrivesToLongerLivedDlq(OutreachCheck):
         policy_owner = self._redrive_policy_owner(view, idx, conf)
         policy_conf = conf if policy_owner == idx else effective(view, policy_owner, REDRIVE_INPUTS)
         raw_policy = value(policy_conf, "redrive_policy")
-        if raw_policy is MISSING or raw_policy in (None, ""):
+        if raw_policy is MISSING or raw_policy in (None, "", {}):
             problems.add(
                 "redrive_policy is not set (on the queue or in an aws_sqs_queue_redrive_policy): a message "
                 "that keeps failing is received until its retention expires and is then lost"

@@ -56,15 +56,26 @@ def arn_service(raw: Any) -> str | None:
 
 
 def dead_letter_users(view: GraphView, queue: int) -> list[int]:
-    """Resources that name ``queue`` as their dead-letter queue or on-failure destination."""
+    """Resources that name ``queue`` as their dead-letter queue or on-failure destination.
+
+    A queue is not the dead-letter queue of its own redrive policy, inline or in an
+    aws_sqs_queue_redrive_policy whose queue_url names it.
+    """
     users: list[int] = []
     for source_type, attribute, path in DEAD_LETTER_REFERENCES:
         users.extend(
             node
             for node in view.referrers(queue, (source_type,), attribute, path, QUEUE_TYPES)
-            if node != queue
+            if node != queue and not _redrives(view, node, queue)
         )
     return users
+
+
+def _redrives(view: GraphView, node: int, queue: int) -> bool:
+    """Whether ``node`` is an aws_sqs_queue_redrive_policy of ``queue`` itself."""
+    if view.attrs(node).get("resource_type") != "aws_sqs_queue_redrive_policy":
+        return False
+    return queue in view.resolve(node, "queue_url", value(view.conf(node), "queue_url"), QUEUE_TYPES)
 
 
 def consuming_mappings(view: GraphView, queue: int) -> list[int]:

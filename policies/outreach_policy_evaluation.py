@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from outreach_policy_expressions import Lazy, Unknown, evaluate_expression, plain
+from outreach_policy_expressions import Lazy, Unknown, evaluate_expression, plain, rendered
 from outreach_policy_graph import GraphView
 from outreach_policy_source import is_literal, literal, optional_default
 from outreach_policy_values import MISSING, Problems, assign, is_concrete, is_unresolved, value
@@ -69,7 +69,7 @@ def _expression_value(
         parsed = literal(expression)
         return ABSENT if parsed is None else parsed
     try:
-        result = plain(evaluate_expression(expression, _scope(view, scope, depth + 1)))
+        result = rendered(evaluate_expression(expression, _scope(view, scope, depth + 1)))
     except Unknown:
         return UNKNOWN
     return _lookup(result, remaining)
@@ -165,20 +165,34 @@ def effective_conf(view: GraphView, idx: int, conf: dict[str, Any], paths: Itera
     result = copy.deepcopy(conf)
     for path in paths:
         segments = path.split(".")
-        raw = value(conf, *segments)
+        raw = value(result, *segments)
         if raw is MISSING or is_concrete(raw):
             continue
         evaluated = evaluate(view, idx, segments)
         if evaluated is ABSENT:
             assign(result, segments, None)
-        elif evaluated is not UNKNOWN and is_concrete(evaluated):
+        elif evaluated is not UNKNOWN and (is_concrete(evaluated) or isinstance(evaluated, dict)):
             assign(result, segments, evaluated)
-        elif isinstance(raw, str) and is_unresolved(raw):
-            targets = view.referenced(idx, path)
-            if len(targets) == 1:
-                reference = f"{view.attrs(targets[0]).get('id_')}.{raw.rsplit('.', 1)[-1]}"
-                assign(result, segments, reference)
+            raw = value(result, *segments)
+        if isinstance(raw, str) and is_unresolved(raw):
+            target = _single_target(view, idx, segments, raw)
+            if target is not None:
+                assign(result, segments, f"{view.attrs(target).get('id_')}.{raw.rsplit('.', 1)[-1]}")
     return result
+
+
+def _single_target(view: GraphView, idx: int, segments: Sequence[str], raw: str) -> int | None:
+    """The one block an attribute path reaches.
+
+    When the value is itself a module output reference (``module.dlq.queue_arn`` inside an object
+    variable), checkov's edges may name only a prefix of the path, so shorter paths are tried.
+    """
+    shortest = 1 if raw.startswith("module.") else len(segments)
+    for length in range(len(segments), shortest - 1, -1):
+        targets = view.referenced(idx, ".".join(segments[:length]))
+        if targets:
+            return targets[0] if len(targets) == 1 else None
+    return None
 
 
 def effective(view: GraphView, idx: int, paths: Iterable[str]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+_RESOURCE_TYPE = re.compile(r"[a-z][a-z0-9]*_[a-z0-9_]+")
 _TOKEN = re.compile(
     r"""\s*(?:
     (?P<number>\d+(?:\.\d+)?)
@@ -55,6 +56,25 @@ class Lazy:
 
     def resolve(self) -> Any:
         raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """A reference to another block (``module.dlq.queue_arn``): kept as text, never compared."""
+
+    text: str
+
+
+def rendered(value: Any) -> Any:
+    """``value`` with lazy parts resolved and references as their text, as checkov would render them."""
+    value = plain(value)
+    if isinstance(value, Opaque):
+        return value.text
+    if isinstance(value, dict):
+        return {key: rendered(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [rendered(item) for item in value]
+    return value
 
 
 # A scope resolves a root name (``var``, ``local``, ``each``, ``count``) and its first attribute.
@@ -214,6 +234,8 @@ class _Parser:
             self.take(".")
             name = self.take()[1]
             return None if self.skipping else self.scope(text, name)
+        if self.peek() == "." and (text in {"module", "data"} or _RESOURCE_TYPE.fullmatch(text)):
+            return Opaque(text)
         raise Unknown(f"{text} is not evaluated")
 
     def call(self, function: str) -> Any:
@@ -246,6 +268,8 @@ class _Parser:
                 return arguments[2]
         if function == "length" and len(arguments) == 1 and isinstance(plain(arguments[0]), dict | list):
             return len(plain(arguments[0]))
+        if function == "jsonencode" and len(arguments) == 1:
+            return plain(arguments[0])  # checkov renders jsonencode({...}) as the object itself
         if function == "coalesce" and arguments:
             for argument in arguments:
                 if plain(argument) not in (None, ""):
@@ -368,6 +392,8 @@ def _items(collection: Any) -> list[tuple[Any, Any]]:
 
 
 def _attribute(current: Any, key: Any) -> Any:
+    if isinstance(current, Opaque):
+        return Opaque(f"{current.text}.{key}" if isinstance(key, str) else f"{current.text}[{key}]")
     if isinstance(current, Lazy):
         return current.at(str(key))
     if isinstance(current, Traced):
@@ -398,6 +424,8 @@ def _truth(value: Any) -> bool:
 
 
 def _apply(operator: str, left: Any, right: Any) -> Any:
+    if isinstance(left, Opaque) or isinstance(right, Opaque):
+        raise Unknown("a reference to another block has no value here")
     if operator in {"&&", "||"}:
         if not isinstance(left, bool) or not isinstance(right, bool):
             raise Unknown("logical operator on a non-boolean")

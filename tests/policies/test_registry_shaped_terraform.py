@@ -178,3 +178,32 @@ def test_a_mapping_reading_a_module_that_is_not_on_disk_fails_closed(fixture_rep
     assert details[0].startswith(
         """unresolved: ["intake"].event_source_arn = '${module.intake_queue.queue_arn}'"""
     )
+
+
+def test_a_queue_is_a_dead_letter_queue_only_when_another_queues_redrive_policy_names_it(
+    fixture_report: CheckovReport,
+) -> None:
+    # GIVEN source queues and DLQs from separate calls of one queue module that also declares a
+    # (here absent) redrive-policy resource for its own queue (cause 4)
+    found = verdicts(fixture_report, "i16_cause_4_redrive_to_another_module_instance")
+    # THEN the source queues are judged as consumed queues, not exempted as DLQs, and only the
+    # DLQ modules' queues need an alarm
+    payments, refunds = (
+        "module.payments_queue.aws_sqs_queue.this[0]",
+        "module.refunds_queue.aws_sqs_queue.this[0]",
+    )
+    assert found == {
+        "CKV_OUT_002": ({f"module.settlement_function.{ESM}.this"}, set()),
+        "CKV_OUT_003": ({payments}, {refunds}),
+        "CKV_OUT_004": ({payments, refunds}, set()),
+        "CKV_OUT_007": (
+            {"module.payments_dlq.aws_sqs_queue.this[0]"},
+            {"module.refunds_dlq_not_longer_lived.aws_sqs_queue.this[0]"},
+        ),
+    }
+    details = fixture_report.of("CKV_OUT_003", "i16_cause_4_redrive_to_another_module_instance").details
+    assert details[refunds] == [
+        "dead-letter queue module.refunds_dlq_not_longer_lived.aws_sqs_queue.this[0] keeps messages "
+        "345600 s, not longer than the source queue's 345600 s: a moved message keeps its enqueue time "
+        "and would expire early"
+    ]
