@@ -16,7 +16,7 @@ from checkov.common.models.enums import CheckCategories, CheckResult
 from checkov.terraform.checks.resource.base_resource_check import BaseResourceCheck
 from outreach_policy_evaluation import effective_conf, flag_unset_variables
 from outreach_policy_graph import GraphView
-from outreach_policy_instances import Entry, InstanceReader, Reference
+from outreach_policy_instances import ForEachEntry, InstanceReader, Reference
 from outreach_policy_values import Problems, assign, remove
 
 
@@ -64,14 +64,14 @@ class OutreachCheck(BaseResourceCheck):
     view: GraphView | None = None
     node: int | None = None
     # The for_each entry being judged, when the resource's entries are known.
-    entry: Entry | None = None
+    entry: ForEachEntry | None = None
 
     def scan_resource_conf(self, conf: dict[str, list[Any]]) -> CheckResult:
         problems = Problems()
         try:
             self.view = self.views.of(self.graph)
             self.node = self.view.node_of(conf) if self.view is not None else None
-            entries: list[Entry] | None = None
+            entries: list[ForEachEntry] | None = None
             if self.view is not None and self.node is not None:
                 conf = effective_conf(self.view, self.node, conf, self.inputs)
                 if self.views.instances is not None:
@@ -79,8 +79,8 @@ class OutreachCheck(BaseResourceCheck):
                     entries = self.views.instances.entries(self.node)
                     if entries == []:
                         return CheckResult.UNKNOWN  # count or for_each yields no instance
-            if entries:
-                applicable = self._evaluate_entries(conf, entries, problems)
+            if entries and self.view is not None and self.node is not None:
+                applicable = self._evaluate_entries(self.view, self.node, conf, entries, problems)
             else:
                 applicable = self.evaluate(conf, problems)
             if applicable and self.view is not None and self.node is not None:
@@ -93,10 +93,20 @@ class OutreachCheck(BaseResourceCheck):
         self.details = list(problems.lines)
         return CheckResult.FAILED if problems else CheckResult.PASSED
 
-    def _evaluate_entries(self, conf: dict[str, Any], entries: list[Entry], problems: Problems) -> bool:
-        """Judge each for_each entry with its own values; the rule applies when it applies to one."""
-        view, node = self.view, self.node
-        assert view is not None and node is not None
+    def _evaluate_entries(
+        self,
+        view: GraphView,
+        node: int,
+        conf: dict[str, Any],
+        entries: list[ForEachEntry],
+        problems: Problems,
+    ) -> bool:
+        """Judge each for_each entry with its own values; the rule applies when it applies to one.
+
+        An entry's reference is pinned as the node's edge for that attribute while the entry is
+        judged, and rendered as ``<type>.<name>.arn`` of the block it reaches (its text when it
+        reaches none or several).
+        """
         applicable = False
         for entry in entries:
             entry_conf = copy.deepcopy(conf)

@@ -69,7 +69,7 @@ def _expression_value(
         parsed = literal(expression)
         return ABSENT if parsed is None else parsed
     try:
-        result = rendered(evaluate_expression(expression, _scope(view, scope, depth + 1)))
+        result = rendered(evaluate_expression(expression, scope_of(view, scope, depth=depth + 1)))
     except Unknown:
         return UNKNOWN
     return _lookup(result, remaining)
@@ -84,14 +84,19 @@ def _at(collection: Any, key: str) -> Any:
     raise Unknown(f"no entry {key!r}")
 
 
-class _VariablePath(Lazy):
+class VariablePath(Lazy):
     """``var.<name>.<keys>`` of one module instance, resolved through its caller when read."""
 
     def __init__(self, view: GraphView, variable: int, keys: list[str], depth: int) -> None:
         self.view, self.variable, self.keys, self.depth = view, variable, keys, depth
 
+    @property
+    def label(self) -> str:
+        """The path as the caller's graph edges name it (``mappings.jobs.event_source_arn``)."""
+        return ".".join([str(self.view.attrs(self.variable).get("block_name_", "")), *self.keys])
+
     def at(self, key: str) -> Any:
-        return _VariablePath(self.view, self.variable, [*self.keys, key], self.depth)
+        return VariablePath(self.view, self.variable, [*self.keys, key], self.depth)
 
     def resolve(self) -> Any:
         result = _variable_value(self.view, self.variable, self.keys, self.depth)
@@ -100,21 +105,27 @@ class _VariablePath(Lazy):
         return None if result is ABSENT else result
 
 
-def _scope(view: GraphView, scope: int, depth: int) -> Any:
-    """Names of the module instance of node ``scope`` for the expression evaluator."""
+def scope_of(view: GraphView, scope: int, each: tuple[str, Any] | None = None, depth: int = 0) -> Any:
+    """Names of the module instance of node ``scope`` for the expression evaluator.
+
+    ``var.*`` resolves through the callers, ``local.*`` to what checkov rendered, and ``each.*`` to
+    ``each`` when given, else to the entry of a ``for_each`` module call node.
+    """
 
     def resolve(root: str, name: str) -> Any:
+        if root == "each" and each is not None and name in {"key", "value"}:
+            return each[0] if name == "key" else each[1]
         if root == "var":
             variable = view.variable_in_scope(scope, name)
             if variable is not None:
-                return _VariablePath(view, variable, [], depth)
+                return VariablePath(view, variable, [], depth)
         if root == "each" and name in {"key", "value"}:
             key = view.instance_key(scope)
             located = view.locate(scope, ["for_each"])
             if key is not None and located is not None and located.expression is not None:
                 if name == "key":
                     return key
-                collection = evaluate_expression(located.expression, _scope(view, scope, depth + 1))
+                collection = evaluate_expression(located.expression, scope_of(view, scope, depth=depth + 1))
                 return _at(collection, key)
         if root == "local":
             instance = view.instance(scope)

@@ -31,23 +31,6 @@ class Unknown(Exception):
     """The expression is outside the evaluated subset or names something without a known value."""
 
 
-@dataclass(frozen=True)
-class Traced:
-    """A value read from a variable or local, with the path it was read at (for reference lookup)."""
-
-    value: Any
-    origin: Any
-    path: tuple[str, ...]
-
-    def at(self, key: str) -> Traced:
-        current = self.value
-        if isinstance(current, dict) and key in current:
-            return Traced(current[key], self.origin, (*self.path, key))
-        if isinstance(current, dict):
-            raise KeyError(key)
-        raise Unknown(f"{'.'.join(self.path)} is not an object")
-
-
 class Lazy:
     """A value resolved only when read, so that an attribute path below it is resolved as a whole."""
 
@@ -82,10 +65,8 @@ Scope = Callable[[str, str], Any]
 
 
 def plain(value: Any) -> Any:
-    """The value without its trace, resolved if it was lazy."""
-    if isinstance(value, Lazy):
-        return plain(value.resolve())
-    return value.value if isinstance(value, Traced) else value
+    """The value, resolved if it was lazy."""
+    return plain(value.resolve()) if isinstance(value, Lazy) else value
 
 
 def _tokens(text: str) -> list[tuple[str, str]]:
@@ -383,7 +364,7 @@ class _Parser:
 def _items(collection: Any) -> list[tuple[Any, Any]]:
     value = plain(collection)
     if isinstance(value, dict):
-        if isinstance(collection, Traced):
+        if isinstance(collection, Lazy):
             return [(key, collection.at(key)) for key in value]
         return list(value.items())
     if isinstance(value, list):
@@ -395,10 +376,6 @@ def _attribute(current: Any, key: Any) -> Any:
     if isinstance(current, Opaque):
         return Opaque(f"{current.text}.{key}" if isinstance(key, str) else f"{current.text}[{key}]")
     if isinstance(current, Lazy):
-        return current.at(str(key))
-    if isinstance(current, Traced):
-        if isinstance(key, int) and isinstance(current.value, list):
-            return Traced(current.value[key], current.origin, (*current.path, str(key)))
         return current.at(str(key))
     if isinstance(current, dict):
         return current[key]

@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from outreach_policy_expressions import Traced, Unknown, evaluate_expression, plain
+from outreach_policy_evaluation import VariablePath, scope_of
+from outreach_policy_expressions import Lazy, Unknown, evaluate_expression, plain, rendered
 from outreach_policy_graph import GraphView
 from outreach_policy_source import parse_body
 from outreach_policy_values import is_unresolved, reference_target
@@ -31,7 +32,7 @@ class Reference:
 
 
 @dataclass
-class Entry:
+class ForEachEntry:
     """One ``for_each`` entry: its key and the attributes (by path) whose value depends on it."""
 
     key: str
@@ -43,13 +44,13 @@ class InstanceReader:
 
     def __init__(self, view: GraphView) -> None:
         self.view = view
-        self._entries: dict[int, list[Entry] | None] = {}
+        self._entries: dict[int, list[ForEachEntry] | None] = {}
 
     def exists(self, idx: int) -> bool:
         """False only when ``count``/``for_each`` is known to produce no instance."""
         return self.entries(idx) != []
 
-    def entries(self, idx: int) -> list[Entry] | None:
+    def entries(self, idx: int) -> list[ForEachEntry] | None:
         """The node's ``for_each`` entries; ``[]`` when it has no instance, ``None`` when not a known map."""
         if idx not in self._entries:
             self._entries[idx] = None  # a reference cycle reads the node as not expanded
@@ -65,7 +66,7 @@ class InstanceReader:
                     found.extend(value.nodes)
         return list(dict.fromkeys(found))
 
-    def _read(self, idx: int) -> list[Entry] | None:
+    def _read(self, idx: int) -> list[ForEachEntry] | None:
         count = self._meta(idx, "count")
         if count is not None:
             try:
@@ -83,7 +84,7 @@ class InstanceReader:
         items = plain(collection)
         if isinstance(items, dict):
             keys = list(items)
-            values = [collection.at(k) if isinstance(collection, Traced) else items[k] for k in keys]
+            values = [collection.at(k) if isinstance(collection, Lazy) else items[k] for k in keys]
         elif isinstance(items, list) and all(isinstance(item, str) for item in items):
             keys, values = list(items), list(items)
         else:
@@ -115,8 +116,8 @@ class InstanceReader:
         located = self.view.locate(idx, [argument])
         return None if located is None or located.remaining else located.expression
 
-    def _entry(self, idx: int, key: str, each_value: Any) -> Entry:
-        entry = Entry(key)
+    def _entry(self, idx: int, key: str, each_value: Any) -> ForEachEntry:
+        entry = ForEachEntry(key)
         for path in self._each_paths(idx):
             located = self.view.locate(idx, path.split("."))
             if located is None or located.expression is None or located.remaining:
@@ -152,36 +153,17 @@ class InstanceReader:
 
     def _settle(self, result: Any) -> Any:
         """A plain value, ``None``, or a ``Reference`` for a value that names other blocks."""
-        value = plain(result)
-        if isinstance(result, Traced) and _names_blocks(value):
-            caller = self.view.caller(result.origin)
-            nodes = self.view.referenced(caller, ".".join(result.path)) if caller is not None else []
-            return Reference(tuple(nodes), str(value))
-        if _names_blocks(value):
-            return Reference((), str(value))
-        return value
+        value = rendered(result)
+        if not _names_blocks(value):
+            return value
+        nodes: list[int] = []
+        if isinstance(result, VariablePath):
+            caller = self.view.caller(result.variable)
+            nodes = self.view.referenced(caller, result.label) if caller is not None else []
+        return Reference(tuple(nodes), str(value))
 
     def _scope(self, idx: int, each: tuple[str, Any] | None) -> Any:
-        view = self.view
-
-        def resolve(root: str, name: str) -> Any:
-            if root == "var":
-                variable = view.variable_in_scope(idx, name)
-                if variable is None or "default" not in view.attrs(variable):
-                    raise Unknown(f"var.{name} has no value")
-                return Traced(view.attrs(variable)["default"], variable, (name,))
-            if root == "local":
-                scope = view.instance(idx)
-                for node in view.blocks("locals", name):
-                    rendered = view.attrs(node).get(name)
-                    if view.instance(node) == scope and not is_unresolved(rendered):
-                        return rendered
-                raise Unknown(f"local.{name} did not render")
-            if root == "each" and each is not None and name in {"key", "value"}:
-                return each[0] if name == "key" else each[1]
-            raise Unknown(f"{root}.{name} is not evaluated")
-
-        return resolve
+        return scope_of(self.view, idx, each)
 
 
 def _generates_nothing(generator: str, scope: Any) -> bool:

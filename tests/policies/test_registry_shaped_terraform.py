@@ -176,7 +176,7 @@ def test_a_mapping_reading_a_module_that_is_not_on_disk_fails_closed(fixture_rep
     assert found == {"CKV_OUT_001": (set(), {mapping}), "CKV_OUT_002": (set(), {mapping})}
     details = fixture_report.of("CKV_OUT_002", "i16_cause_7_registry_module_sources").details[mapping]
     assert details[0].startswith(
-        """unresolved: ["intake"].event_source_arn = '${module.intake_queue.queue_arn}'"""
+        """unresolved: ["intake"].event_source_arn = 'module.intake_queue.queue_arn'"""
     )
 
 
