@@ -138,10 +138,18 @@ def prepared_root(root: Path) -> Iterator[PreparedRoot]:
         return
     with tempfile.TemporaryDirectory(prefix="checkov-root-") as workspace:
         copy = Path(workspace) / root.name
-        shutil.copytree(root, copy, symlinks=True)
+        shutil.copytree(root, copy, symlinks=True, ignore=_not_scanned)
         for tf_file in copy.rglob("*.tf"):
             _localise(tf_file, root, copy, rewrites.get(root / tf_file.relative_to(copy), []))
         yield PreparedRoot(copy, unavailable)
+
+
+def _not_scanned(directory: str, names: list[str]) -> set[str]:
+    """Parts of a root a scan does not read: provider binaries and state under ``.terraform``, ``.git``."""
+    ignored = {".git"} & set(names)
+    if Path(directory).name == ".terraform":
+        ignored |= {name for name in names if name != "modules"}
+    return ignored
 
 
 def _localise(tf_file: Path, root: Path, copy: Path, downloads: list[tuple[str, Path]]) -> None:
