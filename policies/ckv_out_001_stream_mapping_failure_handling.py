@@ -8,16 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from outreach_policy_support import (
-    OutreachCheck,
-    Problems,
-    is_set,
-    mapping_source_kind,
-    read_bool,
-    require_int_in_range,
-    require_reference,
-    require_report_batch_item_failures,
-)
+from outreach_policy_aws import mapping_source_kind, require_report_batch_item_failures
+from outreach_policy_check import OutreachCheck
+from outreach_policy_values import Problems, is_set, read_bool, require_int_in_range, require_reference
 
 # Lambda's documented ranges: MaximumRetryAttempts -1 (infinite) or 0..10000,
 # MaximumRecordAgeInSeconds -1 (infinite) or 60..604800.

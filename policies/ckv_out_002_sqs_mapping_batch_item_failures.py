@@ -8,12 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from outreach_policy_support import (
-    OutreachCheck,
-    Problems,
-    mapping_source_kind,
-    require_report_batch_item_failures,
-)
+from outreach_policy_aws import mapping_source_kind, require_report_batch_item_failures
+from outreach_policy_check import OutreachCheck
+from outreach_policy_values import Problems
 
 
 class SqsMappingReportsBatchItemFailures(OutreachCheck):

@@ -10,20 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from outreach_policy_support import (
-    MISSING,
-    QUEUE_TYPES,
-    GraphView,
-    OutreachCheck,
-    Problems,
-    consuming_mappings,
-    dead_letter_users,
-    flag_unset_variables,
-    read_int,
-    read_json_object,
-    read_str,
-    value,
-)
+from outreach_policy_aws import QUEUE_TYPES, consuming_mappings, dead_letter_users
+from outreach_policy_check import OutreachCheck
+from outreach_policy_evaluation import effective, flag_unset_variables
+from outreach_policy_graph import GraphView
+from outreach_policy_values import MISSING, Problems, read_int, read_json_object, read_str, value
 
 DEFAULT_RETENTION_SECONDS = 345_600  # SQS default MessageRetentionPeriod: 4 days
 
@@ -35,7 +26,7 @@ def retention(conf: Any, problems: Problems) -> int | None:
     return DEFAULT_RETENTION_SECONDS if raw is MISSING or raw is None else seconds
 
 
-REDRIVE_INPUTS = ("redrive_policy.deadLetterTargetArn", "redrive_policy.maxReceiveCount")
+REDRIVE_INPUTS = ("redrive_policy", "redrive_policy.deadLetterTargetArn", "redrive_policy.maxReceiveCount")
 
 
 class ConsumedQueueRedrivesToLongerLivedDlq(OutreachCheck):
@@ -63,9 +54,9 @@ class ConsumedQueueRedrivesToLongerLivedDlq(OutreachCheck):
             return True  # exempt: this queue is the dead-letter queue of another resource
 
         policy_owner = self._redrive_policy_owner(view, idx, conf)
-        policy_conf = conf if policy_owner == idx else view.effective(policy_owner, REDRIVE_INPUTS)
+        policy_conf = conf if policy_owner == idx else effective(view, policy_owner, REDRIVE_INPUTS)
         raw_policy = value(policy_conf, "redrive_policy")
-        if raw_policy is MISSING or raw_policy in (None, ""):
+        if raw_policy is MISSING or raw_policy in (None, "", {}):
             problems.add(
                 "redrive_policy is not set (on the queue or in an aws_sqs_queue_redrive_policy): a message "
                 "that keeps failing is received until its retention expires and is then lost"
@@ -100,7 +91,7 @@ class ConsumedQueueRedrivesToLongerLivedDlq(OutreachCheck):
         flag_unset_variables(view, idx, ("message_retention_seconds",), problems)
         flag_unset_variables(view, dlq, ("message_retention_seconds",), dlq_problems)
         source_retention = retention(conf, problems)
-        dlq_retention = retention(view.effective(dlq, ("message_retention_seconds",)), dlq_problems)
+        dlq_retention = retention(effective(view, dlq, ("message_retention_seconds",)), dlq_problems)
         if source_retention is not None and dlq_retention is not None and dlq_retention <= source_retention:
             problems.add(
                 f"dead-letter queue {view.address(dlq)} keeps messages {dlq_retention} s, not longer than "

@@ -12,15 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from outreach_policy_support import (
-    MISSING,
-    OutreachCheck,
-    Problems,
-    consuming_mappings,
-    flag_unset_variables,
-    read_int,
-    value,
-)
+from outreach_policy_aws import consuming_mappings, functions_named
+from outreach_policy_check import OutreachCheck
+from outreach_policy_evaluation import effective, flag_unset_variables
+from outreach_policy_values import MISSING, Problems, read_int, value
 
 FACTOR = 6
 DEFAULT_VISIBILITY_SECONDS = 30  # SQS default VisibilityTimeout
@@ -55,7 +50,7 @@ class QueueVisibilityCoversFunctionTimeout(OutreachCheck):
         for mapping in mappings:
             mapping_conf = view.conf(mapping)
             rendered = value(mapping_conf, "function_name")
-            functions = view.function_of(mapping, "function_name", rendered)
+            functions = functions_named(view, mapping, "function_name", rendered)
             if len(functions) != 1:
                 problems.add(
                     f"{view.address(mapping)} consumes this queue, but its function_name {rendered!r} does "
@@ -64,7 +59,7 @@ class QueueVisibilityCoversFunctionTimeout(OutreachCheck):
                 )
                 continue
             function = functions[0]
-            function_conf = view.effective(function, ("timeout",))
+            function_conf = effective(view, function, ("timeout",))
             function_problems = problems.child(view.address(function))
             flag_unset_variables(view, function, ("timeout",), function_problems)
             timeout = read_int(function_conf, ("timeout",), function_problems)

@@ -13,16 +13,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from outreach_policy_support import (
-    ALIAS_TYPES,
-    FUNCTION_TYPES,
+from outreach_policy_aws import ALIAS_TYPES, FUNCTION_TYPES, arn_service, functions_named
+from outreach_policy_check import OutreachCheck
+from outreach_policy_evaluation import effective, flag_unset_variables
+from outreach_policy_graph import GraphView
+from outreach_policy_source import conditional_branches, literal
+from outreach_policy_values import (
     MISSING,
-    GraphView,
-    OutreachCheck,
     Problems,
-    arn_service,
     block,
-    flag_unset_variables,
     reference_target,
     require_int_in_range,
     require_reference,
@@ -76,9 +75,13 @@ class AsyncLambdaInvocationFailureHandling(OutreachCheck):
         view, idx = self.view, self.node
         raw_arn = value(target, "arn")
         functions = (
-            view.function_of(idx, arn_attribute, raw_arn) if view is not None and idx is not None else []
+            functions_named(view, idx, arn_attribute, raw_arn) if view is not None and idx is not None else []
         )
-        if not functions and not self._names_lambda(raw_arn, scoped):
+        if (
+            not functions
+            and not self._names_lambda(raw_arn, scoped)
+            and not self._a_branch_may_name_lambda(arn_attribute, problems)
+        ):
             return bool(problems)
 
         retry = block(target, "retry_policy")
@@ -113,6 +116,32 @@ class AsyncLambdaInvocationFailureHandling(OutreachCheck):
             self._check_function(view, functions[0], problems)
         return True
 
+    def _a_branch_may_name_lambda(self, arn_attribute: str, problems: Problems) -> bool:
+        """Whether the other result of a conditional target ARN may be a Lambda function.
+
+        checkov renders ``cond ? <api destination>.arn : each.value.arn`` as one of its results; when
+        the condition was not decided for this instance, every result is considered, and one that
+        cannot be told apart fails the rule closed.
+        """
+        view, idx = self.view, self.node
+        if view is None or idx is None or (self.entry is not None and arn_attribute in self.entry.values):
+            return False
+        located = view.locate(idx, arn_attribute.split("."))
+        branches = conditional_branches(located.expression) if located and located.expression else None
+        if branches is None:
+            return False
+        applies = False
+        for branch in branches:
+            reference = reference_target(branch)
+            if reference is not None:
+                applies = applies or reference[0] in FUNCTION_TYPES | ALIAS_TYPES
+            elif arn_service(literal(branch)) is not None:
+                applies = applies or arn_service(literal(branch)) == "lambda"
+            else:
+                problems.unresolved(arn_attribute, branch)
+                applies = True
+        return applies
+
     @staticmethod
     def _names_lambda(raw_arn: Any, problems: Problems) -> bool:
         """Whether a target ARN that the graph did not resolve names a Lambda function or alias."""
@@ -141,10 +170,10 @@ class AsyncLambdaInvocationFailureHandling(OutreachCheck):
                 "Lambda's defaults (2 retries, 6 h event age) that nobody chose"
             )
             return
-        function_conf = view.effective(function, ("dead_letter_config.target_arn",))
+        function_conf = effective(view, function, ("dead_letter_config.target_arn",))
         function_dlq = block(function_conf, "dead_letter_config")
         for config in configs:
-            config_conf = view.effective(config, INVOKE_CONFIG_INPUTS)
+            config_conf = effective(view, config, INVOKE_CONFIG_INPUTS)
             config_problems = problems.child(view.address(config))
             flag_unset_variables(view, config, INVOKE_CONFIG_INPUTS, config_problems)
             require_int_in_range(

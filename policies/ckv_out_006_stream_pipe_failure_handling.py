@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from outreach_policy_support import (
+from outreach_policy_aws import STREAM_SOURCE_TYPES, arn_service
+from outreach_policy_check import OutreachCheck
+from outreach_policy_values import (
     MISSING,
-    STREAM_SOURCE_TYPES,
-    OutreachCheck,
     Problems,
-    arn_service,
     block,
     read_str,
     reference_target,

@@ -9,17 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from outreach_policy_support import (
-    MISSING,
-    QUEUE_TYPES,
-    GraphView,
-    OutreachCheck,
-    Problems,
-    dead_letter_users,
-    flag_unset_variables,
-    read_str,
-    value,
-)
+from outreach_policy_aws import QUEUE_TYPES, dead_letter_users
+from outreach_policy_check import OutreachCheck
+from outreach_policy_evaluation import effective, flag_unset_variables
+from outreach_policy_graph import GraphView
+from outreach_policy_values import MISSING, Problems, read_str, value
 
 METRIC = "ApproximateNumberOfMessagesVisible"
 NAMESPACE = "AWS/SQS"
@@ -63,7 +57,7 @@ class DeadLetterQueueHasVisibleMessagesAlarm(OutreachCheck):
         """
         queue_name = value(conf, "name")
         for alarm in view.by_type.get("aws_cloudwatch_metric_alarm", []):
-            alarm_conf = view.effective(alarm, ALARM_INPUTS)
+            alarm_conf = effective(view, alarm, ALARM_INPUTS)
             metrics: list[tuple[str, dict[str, Any]]] = [("", alarm_conf)]
             queries = alarm_conf.get("metric_query")
             if isinstance(queries, list):

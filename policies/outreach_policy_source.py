@@ -1,4 +1,4 @@
-"""Reading Terraform source text where checkov's rendering stops.
+"""Reading Terraform source text where checkov's rendering stops: block bodies and attribute expressions.
 
 checkov renders plain variables, locals and tfvars, but not every expression: an attribute of an
 object variable whose value comes from an ``optional(type, default)`` type constraint renders as
@@ -6,7 +6,8 @@ object variable whose value comes from an ``optional(type, default)`` type const
 back to the source: this module finds the expression text of an attribute path inside a block
 (``destination_config.on_failure.destination_arn``, ``redrive_policy.maxReceiveCount`` inside a
 ``jsonencode({...})``, ``scraper.timeout_seconds`` inside a module call's object argument) and the
-``optional()`` default of an object variable's attribute. It has no checkov dependency.
+``optional()`` default of an object variable's attribute. ``SourceFiles`` is the one place that
+reads a file, each once per scan. It has no checkov dependency.
 """
 
 from __future__ import annotations
@@ -20,10 +21,36 @@ _OPTIONAL_DEFAULT = (
 )
 
 
+class SourceFiles:
+    """The Terraform files one scan reads, each read once; a block is addressed by file and lines."""
+
+    def __init__(self) -> None:
+        self._lines: dict[str, list[str]] = {}
+
+    def lines(self, path: str) -> list[str]:
+        if path not in self._lines:
+            try:
+                with open(path, encoding="utf-8") as handle:
+                    self._lines[path] = handle.read().splitlines()
+            except OSError:
+                self._lines[path] = []
+        return self._lines[path]
+
+    def block_body(self, path: str, start: object, end: object) -> str | None:
+        """The body of the block on lines ``start..end`` (1-based, inclusive) of ``path``."""
+        lines = self.lines(path)
+        if not lines or not isinstance(start, int) or not isinstance(end, int):
+            return None
+        return block_body("\n".join(lines[start - 1 : end]))
+
+
 @dataclass(frozen=True)
 class Entry:
     kind: str  # "attribute" or "block"
     text: str  # the expression, or the body between the block's braces
+    # A ``dynamic "<name>"`` block is listed under its name with its ``content`` body and the
+    # expression that decides how many blocks it generates.
+    for_each: str | None = None
 
 
 @dataclass(frozen=True)
@@ -164,8 +191,11 @@ def parse_body(text: str) -> dict[str, Entry]:
             scanner.skip_space_and_comments(newlines=False)
             entries.setdefault(key, Entry("attribute", scanner.read_expression()))
             continue
+        labels: list[str] = []
         while scanner.peek() == '"' or (_IDENTIFIER.match(text, scanner.pos) and scanner.peek() != "{"):
             label = _IDENTIFIER.match(text, scanner.pos)
+            if label is not None:
+                labels.append(label.group(1))
             if scanner.peek() == '"':
                 scanner.skip_string()
             elif label is not None:
@@ -175,7 +205,21 @@ def parse_body(text: str) -> dict[str, Entry]:
             scanner.pos += 1
             body_start = scanner.pos
             scanner.skip_until_close("}")
-            entries.setdefault(key, Entry("block", text[body_start : scanner.pos - 1]))
+            body = text[body_start : scanner.pos - 1]
+            if key == "dynamic" and labels:
+                inner = parse_body(body)
+                content = inner.get("content")
+                generator = inner.get("for_each")
+                entries.setdefault(
+                    labels[0],
+                    Entry(
+                        "block",
+                        content.text if content is not None else "",
+                        generator.text if generator is not None else None,
+                    ),
+                )
+            else:
+                entries.setdefault(key, Entry("block", body))
         else:
             scanner.skip_line_comment()
 
@@ -221,6 +265,29 @@ def locate(body: str, path: tuple[str, ...] | list[str]) -> Located:
             return Located(entry.text, rest, index + 1)
         entries = parse_body(inner)
     return Located(None, (), len(path))
+
+
+def conditional_branches(expression: str) -> tuple[str, str] | None:
+    """The two results of a top-level ``condition ? a : b`` expression (``None`` for anything else)."""
+    scanner = _Scanner(expression.strip())
+    pairs = {"{": "}", "(": ")", "[": "]"}
+    question = -1
+    while not scanner.at_end():
+        char = scanner.peek()
+        if char == '"':
+            scanner.skip_string()
+            continue
+        if char in pairs:
+            scanner.pos += 1
+            scanner.skip_until_close(pairs[char])
+            continue
+        if char == "?" and question < 0:
+            question = scanner.pos
+        elif char == ":" and question >= 0:
+            text = scanner.text
+            return text[question + 1 : scanner.pos].strip(), text[scanner.pos + 1 :].strip()
+        scanner.pos += 1
+    return None
 
 
 def optional_default(type_expression: str, key: str) -> tuple[bool, object]:

@@ -3,10 +3,14 @@
 Each root is scanned on its own, offline, so module variables render with that environment's
 values (a module scanned alone would leave them unresolved, and the CKV_OUT_* rules fail closed on
 unresolved values). The run fails when any check fails, when checkov cannot parse a file, when a
-check is skipped without a written reason, or when a module under ``modules/`` is not reached from
-any root. checkov itself lives in ``.venv-checkov`` (``make checkov-venv``).
+check is skipped without a written reason, when a module under ``modules/`` is not reached from
+any root, or when a module call's source is not available (a registry module before ``terraform
+init``): checkov would leave that module's resources out without a word. Modules that ``terraform
+init`` downloaded into a root's ``.terraform/modules`` are scanned with the root. checkov itself
+lives in ``.venv-checkov`` (``make checkov-venv``).
 
-Run: ``python -m outreach_tools.checkov_run [ROOT ...]`` (default: ``terraform/environments/*``).
+Run: ``python -m outreach_tools.checkov_run [ROOT ...]`` (default: ``terraform/environments/*``);
+any Terraform root works, also one outside this repository.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from outreach_tools.checkov_module_sources import ModuleCall, prepared_root
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CHECKOV = REPO_ROOT / ".venv-checkov" / "bin" / "checkov"
@@ -38,9 +44,11 @@ class RootResult:
     root: Path
     seconds: float
     passed: int = 0
+    passed_records: list[dict[str, Any]] = field(default_factory=list)
     failed: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[dict[str, Any]] = field(default_factory=list)
     parsing_errors: list[str] = field(default_factory=list)
+    unavailable_modules: list[ModuleCall] = field(default_factory=list)
     error: str = ""
 
 
@@ -72,11 +80,20 @@ def uncovered_modules(roots: Iterable[Path], modules_dir: Path = MODULES) -> lis
 
 def scan(root: Path, checkov: Path = CHECKOV) -> RootResult:
     started = time.monotonic()
-    completed = subprocess.run(
+    with prepared_root(root) as prepared:
+        completed = _run_checkov(checkov, prepared.directory)
+    result = RootResult(
+        root=root, seconds=time.monotonic() - started, unavailable_modules=prepared.unavailable
+    )
+    return _read_report(completed, result)
+
+
+def _run_checkov(checkov: Path, directory: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [
             str(checkov),
             "--directory",
-            str(root),
+            str(directory),
             "--framework",
             "terraform",
             "--external-checks-dir",
@@ -89,7 +106,9 @@ def scan(root: Path, checkov: Path = CHECKOV) -> RootResult:
         text=True,
         check=False,
     )
-    result = RootResult(root=root, seconds=time.monotonic() - started)
+
+
+def _read_report(completed: subprocess.CompletedProcess[str], result: RootResult) -> RootResult:
     if completed.returncode not in (0, 1):
         result.error = f"checkov exited {completed.returncode}: {completed.stderr.strip()[-2000:]}"
         return result
@@ -103,6 +122,7 @@ def scan(root: Path, checkov: Path = CHECKOV) -> RootResult:
             continue
         results = report["results"]
         result.passed += len(results.get("passed_checks", []))
+        result.passed_records.extend(results.get("passed_checks", []))
         result.failed.extend(results.get("failed_checks", []))
         result.skipped.extend(results.get("skipped_checks", []))
         result.parsing_errors.extend(results.get("parsing_errors", []))
@@ -147,6 +167,12 @@ def report(results: Sequence[RootResult], uncovered: Sequence[Path]) -> int:
         for record in unexplained:
             status = 1
             print(f"  SKIPPED WITHOUT REASON {record['check_id']} {record['resource']} at {_where(record)}")
+        for call in result.unavailable_modules:
+            status = 1
+            print(
+                f'  MODULE SOURCE NOT AVAILABLE module.{call.key} (source "{call.source}", {call.file}): '
+                "its resources are not scanned; run `terraform init` in the root first"
+            )
     for module in uncovered:
         status = 1
         print(f"  NOT SCANNED {module}: no environment root calls this module, so checkov never renders it")

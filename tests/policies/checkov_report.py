@@ -59,10 +59,14 @@ def require_checkov() -> Path:
     return CHECKOV
 
 
-def run_checkov(directory: Path, checks: Iterable[str] = CUSTOM_CHECK_IDS) -> CheckovReport:
-    """One offline checkov run over ``directory`` with the project's policies loaded."""
+def run_checkov(directory: Path, checks: Iterable[str] | None = CUSTOM_CHECK_IDS) -> CheckovReport:
+    """One offline checkov run over ``directory`` with the project's policies loaded.
+
+    ``checks=None`` runs every check, built-in ones included.
+    """
     checkov = require_checkov()
     started = time.monotonic()
+    selection = [] if checks is None else ["--check", ",".join(checks)]
     completed = subprocess.run(
         [
             str(checkov),
@@ -72,8 +76,7 @@ def run_checkov(directory: Path, checks: Iterable[str] = CUSTOM_CHECK_IDS) -> Ch
             "terraform",
             "--external-checks-dir",
             str(POLICIES),
-            "--check",
-            ",".join(checks),
+            *selection,
             "--skip-download",
             "--output",
             "json",

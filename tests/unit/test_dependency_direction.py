@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "functions" / "outreach"
 HANDLERS = {"outreach.dispatcher", "outreach.scraper", "outreach.email_worker", "outreach.reconcilers"}
-TOOLING = ("outreach_tools", "tests", "moto", "pytest", "python_terraform")
+# Tooling, tests and the checkov policies (loaded by checkov under their plain file names).
+TOOLING = (
+    "outreach_tools",
+    "tests",
+    "moto",
+    "pytest",
+    "python_terraform",
+    "checkov",
+    "policies",
+    *(path.stem for path in (PACKAGE.parents[1] / "policies").glob("*.py") if path.stem != "__init__"),
+)
 
 
 def _imports(path: Path) -> set[str]:
@@ -30,14 +41,32 @@ def _is_under(name: str, prefix: str) -> bool:
     return name == prefix or name.startswith(prefix + ".")
 
 
-def test_lambda_code_imports_no_tooling() -> None:
-    offenders = {
-        f"{_module_name(path)} imports {name}"
-        for path in PACKAGE.rglob("*.py")
+def _tooling_imports(paths: Iterable[Path]) -> set[str]:
+    return {
+        f"{path.stem} imports {name}"
+        for path in paths
         for name in _imports(path)
         if any(_is_under(name, tool) for tool in TOOLING)
     }
-    assert offenders == set()
+
+
+def test_lambda_code_imports_no_tooling_checkov_or_policies() -> None:
+    assert _tooling_imports(PACKAGE.rglob("*.py")) == set()
+
+
+def test_an_import_of_checkov_or_a_policy_module_is_an_offence(tmp_path: Path) -> None:
+    # GIVEN Lambda-style modules importing checkov, the policies package and a policy helper by file name
+    (tmp_path / "a.py").write_text("import checkov.common\n")
+    (tmp_path / "b.py").write_text("from policies import ckv_out_002_sqs_mapping_batch_item_failures\n")
+    (tmp_path / "c.py").write_text("from outreach_policy_values import value\n")
+    # WHEN the direction check reads them / THEN each import is reported
+    assert _tooling_imports(sorted(tmp_path.glob("*.py"))) == {
+        "a imports checkov.common",
+        "b imports policies",
+        "b imports policies.ckv_out_002_sqs_mapping_batch_item_failures",
+        "c imports outreach_policy_values",
+        "c imports outreach_policy_values.value",
+    }
 
 
 def test_no_module_imports_a_handler_so_handlers_share_only_the_core() -> None:

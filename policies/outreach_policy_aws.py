@@ -1,0 +1,135 @@
+"""The AWS vocabulary of the rules: which resource types are streams, queues and functions, and how they link.
+
+A mapping's source decides between the stream and the SQS rules; a queue is consumed when a
+mapping polls it and is a dead-letter queue when another resource names it as one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from outreach_policy_graph import GraphView
+from outreach_policy_values import MISSING, Problems, is_set, read_str_list, reference_target, value
+
+STREAM_SOURCE_TYPES = frozenset({"aws_dynamodb_table", "aws_kinesis_stream", "aws_kinesis_stream_consumer"})
+QUEUE_TYPES = frozenset({"aws_sqs_queue"})
+FUNCTION_TYPES = frozenset({"aws_lambda_function"})
+ALIAS_TYPES = frozenset({"aws_lambda_alias"})
+
+# Attributes through which a resource names a dead-letter queue or on-failure destination.
+DEAD_LETTER_REFERENCES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("aws_sqs_queue", "redrive_policy", ("redrive_policy",)),
+    ("aws_sqs_queue_redrive_policy", "redrive_policy", ("redrive_policy",)),
+    (
+        "aws_lambda_event_source_mapping",
+        "destination_config.on_failure.destination_arn",
+        ("destination_config", "on_failure", "destination_arn"),
+    ),
+    (
+        "aws_lambda_function_event_invoke_config",
+        "destination_config.on_failure.destination",
+        ("destination_config", "on_failure", "destination"),
+    ),
+    ("aws_lambda_function", "dead_letter_config.target_arn", ("dead_letter_config", "target_arn")),
+    ("aws_cloudwatch_event_target", "dead_letter_config.arn", ("dead_letter_config", "arn")),
+    ("aws_scheduler_schedule", "target.dead_letter_config.arn", ("target", "dead_letter_config", "arn")),
+    (
+        "aws_pipes_pipe",
+        "source_parameters.dynamodb_stream_parameters.dead_letter_config.arn",
+        ("source_parameters", "dynamodb_stream_parameters", "dead_letter_config", "arn"),
+    ),
+    (
+        "aws_pipes_pipe",
+        "source_parameters.kinesis_stream_parameters.dead_letter_config.arn",
+        ("source_parameters", "kinesis_stream_parameters", "dead_letter_config", "arn"),
+    ),
+)
+
+
+def arn_service(raw: Any) -> str | None:
+    """The service part of a literal ARN (``sqs``, ``dynamodb``, ``lambda``, ...)."""
+    if isinstance(raw, str) and raw.startswith("arn:"):
+        parts = raw.split(":")
+        if len(parts) > 2:
+            return parts[2]
+    return None
+
+
+def dead_letter_users(view: GraphView, queue: int) -> list[int]:
+    """Resources that name ``queue`` as their dead-letter queue or on-failure destination.
+
+    A queue is not the dead-letter queue of its own redrive policy, inline or in an
+    aws_sqs_queue_redrive_policy whose queue_url names it.
+    """
+    users: list[int] = []
+    for source_type, attribute, path in DEAD_LETTER_REFERENCES:
+        users.extend(
+            node
+            for node in view.referrers(queue, (source_type,), attribute, path, QUEUE_TYPES)
+            if node != queue and not _redrives(view, node, queue)
+        )
+    return users
+
+
+def _redrives(view: GraphView, node: int, queue: int) -> bool:
+    """Whether ``node`` is an aws_sqs_queue_redrive_policy of ``queue`` itself."""
+    if view.attrs(node).get("resource_type") != "aws_sqs_queue_redrive_policy":
+        return False
+    return queue in view.resolve(node, "queue_url", value(view.conf(node), "queue_url"), QUEUE_TYPES)
+
+
+def consuming_mappings(view: GraphView, queue: int) -> list[int]:
+    """Lambda event source mappings that poll ``queue``."""
+    return view.referrers(
+        queue, ("aws_lambda_event_source_mapping",), "event_source_arn", ("event_source_arn",), QUEUE_TYPES
+    )
+
+
+def functions_named(view: GraphView, idx: int, attribute: str, rendered: Any) -> list[int]:
+    """Lambda function nodes named by ``attribute`` directly or through an alias."""
+    functions = view.resolve(idx, attribute, rendered, FUNCTION_TYPES)
+    for alias in view.resolve(idx, attribute, rendered, ALIAS_TYPES):
+        alias_conf = view.conf(alias)
+        functions.extend(
+            view.resolve(alias, "function_name", value(alias_conf, "function_name"), FUNCTION_TYPES)
+        )
+    return list(dict.fromkeys(functions))
+
+
+def mapping_source_kind(
+    view: GraphView | None, idx: int | None, conf: dict[str, Any], problems: Problems
+) -> str:
+    """``stream`` (DynamoDB/Kinesis), ``sqs``, ``other`` or ``unresolved`` for an event source mapping."""
+    raw = value(conf, "event_source_arn")
+    if raw is MISSING or raw is None:
+        return "other"  # self-managed Kafka and similar sources have no event_source_arn
+    if view is not None and idx is not None:
+        if view.resolve(idx, "event_source_arn", raw, STREAM_SOURCE_TYPES):
+            return "stream"
+        if view.resolve(idx, "event_source_arn", raw, QUEUE_TYPES):
+            return "sqs"
+    target = reference_target(raw)
+    if target is not None:
+        if target[0] in STREAM_SOURCE_TYPES:
+            return "stream"
+        if target[0] in QUEUE_TYPES:
+            return "sqs"
+        return "other"
+    service = arn_service(raw)
+    if service in {"dynamodb", "kinesis"}:
+        return "stream"
+    if service == "sqs":
+        return "sqs"
+    if service is not None:
+        return "other"
+    problems.unresolved("event_source_arn", raw)
+    return "unresolved"
+
+
+def require_report_batch_item_failures(conf: dict[str, Any], problems: Problems, consequence: str) -> None:
+    """Record a problem unless ``function_response_types`` contains ReportBatchItemFailures."""
+    types = read_str_list(conf, "function_response_types", problems)
+    if not is_set(conf, "function_response_types") or (
+        types is not None and "ReportBatchItemFailures" not in types
+    ):
+        problems.add(f'function_response_types must contain "ReportBatchItemFailures": {consequence}')

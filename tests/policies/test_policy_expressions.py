@@ -1,0 +1,89 @@
+"""The expression subset the policies evaluate to decide instances: exact results, and Unknown outside it."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+POLICIES = Path(__file__).resolve().parents[2] / "policies"
+
+
+def _load() -> ModuleType:
+    # checkov loads policy helpers by plain file name; the evaluator has no checkov dependency.
+    spec = importlib.util.spec_from_file_location(
+        "outreach_policy_expressions", POLICIES / "outreach_policy_expressions.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the file executes
+    spec.loader.exec_module(module)
+    return module
+
+
+expressions = _load()
+VARIABLES: dict[str, Any] = {
+    "create": True,
+    "create_dlq": False,
+    "mappings": {"jobs": {"arn": "arn:aws:sqs:eu-west-1:123456789012:jobs"}, "audit": {"batch_size": 5}},
+    "empty": {},
+}
+
+
+def scope(root: str, name: str) -> Any:
+    if root == "var" and name in VARIABLES:
+        return VARIABLES[name]
+    if root == "each" and name in {"key", "value"}:
+        return "jobs" if name == "key" else VARIABLES["mappings"]["jobs"]
+    raise expressions.Unknown(f"{root}.{name}")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("var.create ? 1 : 0", 1),
+        ("var.create && var.create_dlq ? 1 : 0", 0),
+        ("!var.create_dlq", True),
+        ("var.create_dlq && var.not_declared ? 1 : 0", 0),  # a decided && ignores its right side
+        ("{ for k, v in var.mappings : k => v if var.create_dlq }", {}),
+        ("length({ for k, v in var.mappings : k => v if var.create })", 2),
+        ("try(each.value.arn, null)", "arn:aws:sqs:eu-west-1:123456789012:jobs"),
+        ("try(each.value.batch_size, null)", None),
+        (
+            'lookup(each.value, "destination", null) != null ? aws_x.y[each.value.destination].arn '
+            ": each.value.arn",
+            "arn:aws:sqs:eu-west-1:123456789012:jobs",
+        ),
+        ("try(each.value.destination, null) != null ? [true] : []", []),
+        ("coalesce(null, 30)", 30),
+        (
+            'jsonencode({ maxReceiveCount = 5, "deadLetterTargetArn" = "arn:aws:sqs:eu-west-1:1:dlq" })',
+            {"maxReceiveCount": 5, "deadLetterTargetArn": "arn:aws:sqs:eu-west-1:1:dlq"},
+        ),
+    ],
+)
+def test_the_instance_deciding_expressions_evaluate_exactly(text: str, expected: Any) -> None:
+    assert expressions.rendered(expressions.evaluate_expression(text, scope)) == expected
+
+
+def test_a_reference_to_another_block_is_kept_as_its_text() -> None:
+    result = expressions.evaluate_expression("{ dlq = module.orders_dlq.queue_arn }", scope)
+    assert expressions.rendered(result) == {"dlq": "module.orders_dlq.queue_arn"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "var.not_declared ? 1 : 0",  # a name without a value
+        "module.queue.arn == null ? 1 : 0",  # a comparison with another block's attribute
+        "flatten([for rule in var.mappings : rule])",  # a function outside the subset
+        "var.mappings ? 1 : 0",  # a condition that is not a boolean
+    ],
+)
+def test_an_expression_outside_the_subset_is_unknown(text: str) -> None:
+    with pytest.raises(expressions.Unknown):
+        expressions.evaluate_expression(text, scope)
