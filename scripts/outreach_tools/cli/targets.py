@@ -1,0 +1,135 @@
+"""Where the command line points: resource names from an environment's Terraform outputs, or flags.
+
+``--env dev|prod|local`` reads ``terraform output -json`` of ``terraform/environments/<env>`` through
+the project's Terraform driver; every explicit flag (``--table``, ``--queue-url``, ...) overrides the
+value it names. ``--endpoint-url`` (or ``AWS_ENDPOINT_URL``, which boto3 reads itself) reaches the
+embedded AWS. The core's task store reads its table from ``TASKS_TABLE``, as it does in Lambda, so the
+resolved names are exported to the process environment before any command touches AWS.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from python_terraform import IsFlagged
+
+from outreach import clients
+from outreach_tools import terraform_cli
+
+
+class TargetError(Exception):
+    """The command cannot tell where to point: the message says what to run or pass."""
+
+
+@dataclass(frozen=True)
+class Targets:
+    """The resources a command may touch; ``None`` where neither Terraform nor a flag named one."""
+
+    tasks_table: str | None = None
+    scrape_queue_url: str | None = None
+    scrape_dlq_url: str | None = None
+    results_bucket: str | None = None
+    failure_bucket: str | None = None
+    pipe_dlq_url: str | None = None
+    reconciler_dlq_url: str | None = None
+    scraper_function: str | None = None
+    dispatcher_function: str | None = None
+    endpoint_url: str | None = None
+    region: str | None = None
+    env: str | None = None
+
+    def require(self, name: str, flag: str) -> str:
+        value = getattr(self, name)
+        if not value:
+            where = f"environment {self.env!r} has no such output" if self.env else "no --env given"
+            raise TargetError(f"{name.replace('_', ' ')} unknown ({where}): pass {flag}")
+        return str(value)
+
+    def activate(self) -> None:
+        """Point the core (task store, results) and every boto3 client at these resources."""
+        exported = {
+            "TASKS_TABLE": self.tasks_table,
+            "SCRAPE_QUEUE_URL": self.scrape_queue_url,
+            "SCRAPE_DLQ_URL": self.scrape_dlq_url,
+            "RESULTS_BUCKET": self.results_bucket,
+            "AWS_ENDPOINT_URL": self.endpoint_url,
+            "AWS_DEFAULT_REGION": self.region,
+        }
+        for name, value in exported.items():
+            if value:
+                os.environ[name] = value
+        clients.reset()
+
+
+# Terraform output (inside the ``pipeline`` map) -> Targets field.
+_PIPELINE_OUTPUTS: Mapping[str, str] = {
+    "tasks_table_name": "tasks_table",
+    "scrape_queue_url": "scrape_queue_url",
+    "scrape_dlq_url": "scrape_dlq_url",
+    "results_bucket": "results_bucket",
+    "dispatch_failure_bucket": "failure_bucket",
+    "dispatch_pipe_dlq_url": "pipe_dlq_url",
+    "reconciler_dlq_url": "reconciler_dlq_url",
+    "scraper_function_name": "scraper_function",
+    "dispatcher_function_name": "dispatcher_function",
+}
+
+OutputReader = Callable[[str, Path | None], Mapping[str, Any]]
+
+
+def _apply_hint(env: str) -> str:
+    if env == "local":
+        return "run `make local` and pass the state it applied with --state"
+    return f"run `make plan ENV={env}` and `make apply ENV={env}` first"
+
+
+def terraform_outputs(env: str, state: Path | None = None) -> Mapping[str, Any]:
+    """``terraform output -json`` of one environment root, as {name: value}."""
+    directory = terraform_cli.environment_dir(env)
+    options: dict[str, Any] = {"json": IsFlagged}
+    if state is not None:
+        options["state"] = str(state)
+    result = terraform_cli.run(directory, "output", **options)
+    raw = json.loads(result.stdout or "{}")
+    return {name: value.get("value") for name, value in raw.items()}
+
+
+def from_outputs(env: str, outputs: Mapping[str, Any]) -> Targets:
+    pipeline = outputs.get("pipeline")
+    if not isinstance(pipeline, Mapping) or not pipeline:
+        raise TargetError(f"environment {env!r} is not applied (no pipeline output): {_apply_hint(env)}")
+    values = {field: pipeline.get(output) for output, field in _PIPELINE_OUTPUTS.items()}
+    # A root may expose an output at its top level (one added after the pipeline map, for example).
+    for output, field in _PIPELINE_OUTPUTS.items():
+        if values[field] is None and isinstance(outputs.get(output), str):
+            values[field] = outputs[output]
+    return Targets(env=env, **{k: str(v) for k, v in values.items() if v})
+
+
+def resolve(
+    env: str | None,
+    overrides: Mapping[str, str | None],
+    *,
+    state: Path | None = None,
+    read_outputs: OutputReader = terraform_outputs,
+) -> Targets:
+    """Targets from ``env``'s outputs (if given) with every non-empty override applied on top."""
+    base = Targets()
+    if env is not None:
+        try:
+            outputs = read_outputs(env, state)
+        except terraform_cli.TerraformError as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else "terraform output failed"
+            raise TargetError(f"{first.rstrip(':')}: {_apply_hint(env)}") from exc
+        base = from_outputs(env, outputs)
+    known = {f.name for f in fields(Targets)}
+    chosen = {name: value for name, value in overrides.items() if value and name in known}
+    unknown = sorted(name for name in overrides if name not in known)
+    if unknown:
+        raise ValueError(f"unknown target fields {unknown}")
+    return replace(base, **chosen)
