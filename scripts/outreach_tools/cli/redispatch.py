@@ -83,13 +83,14 @@ def redispatch(queue_url: str, task_ids: Iterable[str], *, dry_run: bool = False
 def pending_in_window(batch_info: Mapping[str, Any]) -> list[str]:
     """Pending scrape tasks last changed while a stream batch arrived (its ``DDBStreamBatchInfo``).
 
-    For dead-letter records that name a batch but not its records; the window runs from the first
-    record's arrival to one second after the last one's (arrival times have one-second precision).
+    For dead-letter records that name a batch but not its records. A record arrives just after its
+    write, and arrival times are approximate to the second, so the window reaches one second to
+    either side of the batch's arrivals.
     """
 
     def parse(text: Any) -> datetime:
         return datetime.fromisoformat(str(text).replace("Z", "+00:00"))
 
-    start = clock.iso(parse(batch_info["approximateArrivalOfFirstRecord"]).timestamp())
+    start = clock.iso((parse(batch_info["approximateArrivalOfFirstRecord"]) - timedelta(seconds=1)).timestamp())
     end = clock.iso((parse(batch_info["approximateArrivalOfLastRecord"]) + timedelta(seconds=1)).timestamp())
     return [t.task_id for t in task_store.open_tasks_between(Kind.SCRAPE, Status.PENDING, start, end)]
