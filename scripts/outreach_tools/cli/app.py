@@ -14,8 +14,8 @@ import click
 from botocore.exceptions import BotoCoreError, ClientError
 
 from outreach_tools.cli import dlq, failures, jobs, tasks
-from outreach_tools.cli.output import BadInput, Session
-from outreach_tools.cli.targets import TargetError, resolve
+from outreach_tools.cli.output import Session
+from outreach_tools.cli.targets import resolve
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -45,10 +45,7 @@ def cli(
     **overrides: str | None,
 ) -> None:
     """Create and watch scrape jobs, and handle what lands in the dead-letter places."""
-    try:
-        targets = resolve(env, overrides, state=state)
-    except TargetError as exc:
-        raise BadInput(str(exc)) from exc
+    targets = resolve(env, overrides, state=state)
     targets.activate()
     ctx.obj = Session(targets=targets, as_json=as_json)
 

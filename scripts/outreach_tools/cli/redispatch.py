@@ -91,6 +91,8 @@ def pending_in_window(batch_info: Mapping[str, Any]) -> list[str]:
     def parse(text: Any) -> datetime:
         return datetime.fromisoformat(str(text).replace("Z", "+00:00"))
 
-    start = clock.iso((parse(batch_info["approximateArrivalOfFirstRecord"]) - timedelta(seconds=1)).timestamp())
+    start = clock.iso(
+        (parse(batch_info["approximateArrivalOfFirstRecord"]) - timedelta(seconds=1)).timestamp()
+    )
     end = clock.iso((parse(batch_info["approximateArrivalOfLastRecord"]) + timedelta(seconds=1)).timestamp())
     return [t.task_id for t in task_store.open_tasks_between(Kind.SCRAPE, Status.PENDING, start, end)]

@@ -16,14 +16,17 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+import click
 from python_terraform import IsFlagged
 
 from outreach import clients
 from outreach_tools import terraform_cli
 
 
-class TargetError(Exception):
-    """The command cannot tell where to point: the message says what to run or pass."""
+class TargetError(click.ClickException):
+    """The command cannot tell where to point: the message says what to run or pass (exit 2)."""
+
+    exit_code = 2
 
 
 @dataclass(frozen=True)
@@ -88,10 +91,19 @@ def _apply_hint(env: str) -> str:
     return f"run `make plan ENV={env}` and `make apply ENV={env}` first"
 
 
+def _first_error(text: str) -> str:
+    """The line of terraform's output that says what is wrong (its ``Error:`` line), else the first."""
+    lines = [line.strip(" │╷╵") for line in text.splitlines() if line.strip(" │╷╵")]
+    for line in lines:
+        if line.startswith("Error:"):
+            return line.removeprefix("Error:").strip().rstrip(".")
+    return lines[0].rstrip(":") if lines else "terraform output failed"
+
+
 def terraform_outputs(env: str, state: Path | None = None) -> Mapping[str, Any]:
     """``terraform output -json`` of one environment root, as {name: value}."""
     directory = terraform_cli.environment_dir(env)
-    options: dict[str, Any] = {"json": IsFlagged}
+    options: dict[str, Any] = {"json": IsFlagged, "no_color": IsFlagged}
     if state is not None:
         options["state"] = str(state)
     result = terraform_cli.run(directory, "output", **options)
@@ -124,8 +136,7 @@ def resolve(
         try:
             outputs = read_outputs(env, state)
         except terraform_cli.TerraformError as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else "terraform output failed"
-            raise TargetError(f"{first.rstrip(':')}: {_apply_hint(env)}") from exc
+            raise TargetError(f"{_first_error(str(exc))}: {_apply_hint(env)}") from exc
         base = from_outputs(env, outputs)
     known = {f.name for f in fields(Targets)}
     chosen = {name: value for name, value in overrides.items() if value and name in known}

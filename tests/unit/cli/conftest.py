@@ -58,7 +58,9 @@ def as_json(result: Result) -> Any:
     return json.loads(result.stdout)
 
 
-def aws_state(resources: Resources, *, queues: Sequence[str] = (), buckets: Sequence[str] = ()) -> dict[str, Any]:
+def aws_state(
+    resources: Resources, *, queues: Sequence[str] = (), buckets: Sequence[str] = ()
+) -> dict[str, Any]:
     """Everything a command could change: every table item, queue depths, objects with their tags."""
     dynamodb = boto3.client("dynamodb", region_name=REGION)
     items: list[Any] = []
@@ -94,7 +96,13 @@ def finish_task(task_id: str, *, title: str = "Acme") -> None:
     task = task_store.get_task(task_id)
     assert task is not None
     claimed = task_store.claim(task, message_id="m-1", receive_count=1, lease_seconds=300)
-    document = {"final_url": task.url, "title": title, "emails": ["info@acme.example"], "text": "hello", "pages": []}
+    document = {
+        "final_url": task.url,
+        "title": title,
+        "emails": ["info@acme.example"],
+        "text": "hello",
+        "pages": [],
+    }
     key = store_result(task.job_id, task.task_id, document)
     task_store.finish(claimed, result_key=key, summary={"title": title})
 

@@ -12,7 +12,7 @@ from moto import mock_aws
 from outreach import clients, clock, task_store
 from outreach.task_ids import normalise_url, scrape_task_id
 from tests.support.aws import REGION, Resources, create_resources, receive_all
-from tests.unit.cli.conftest import Run, aws_state, as_json, fail_task
+from tests.unit.cli.conftest import Run, as_json, aws_state, fail_task
 
 URLS = [f"https://site{n}.example" for n in range(4)]
 IDS = [scrape_task_id("jd", normalise_url(u)) for u in URLS]
@@ -113,8 +113,12 @@ def test_failures_replay_heals_the_tasks_of_a_poison_stream_record(
     s3 = boto3.client("s3", region_name=REGION)
     poison_key = "aws/lambda/uuid-1/shardId-0001/2026/11/30/2026-11-30T10.00.00-a"
     moved_key = "aws/lambda/uuid-1/shardId-0001/2026/11/30/2026-11-30T10.00.01-b"
-    s3.put_object(Bucket=failure_bucket, Key=poison_key, Body=json.dumps(_failure_record([_insert(IDS[0], "100")])))
-    s3.put_object(Bucket=failure_bucket, Key=moved_key, Body=json.dumps(_failure_record([_insert(IDS[2], "200")])))
+    s3.put_object(
+        Bucket=failure_bucket, Key=poison_key, Body=json.dumps(_failure_record([_insert(IDS[0], "100")]))
+    )
+    s3.put_object(
+        Bucket=failure_bucket, Key=moved_key, Body=json.dumps(_failure_record([_insert(IDS[2], "200")]))
+    )
     flags = ["--failure-bucket", failure_bucket]
     # WHEN the operator lists the records
     listed = as_json(run("--json", "failures", "list", extra=flags))
@@ -152,14 +156,19 @@ def test_failures_replay_that_cannot_send_marks_no_record(
     assert s3.get_object_tagging(Bucket=failure_bucket, Key=key)["TagSet"] == []
 
 
-def test_pipe_replay_redispatches_the_pending_tasks_of_the_dead_lettered_batch(run: Run, resources: Resources) -> None:
+def test_pipe_replay_redispatches_the_pending_tasks_of_the_dead_lettered_batch(
+    run: Run, resources: Resources
+) -> None:
     # GIVEN two tasks whose stream batch the pipe gave up on (arrival stamped to the second, as AWS does)
     arrival = clock.iso(int(clock.now()))
     task_store.create_scrape_job("jd", URLS[:2])
     pipe_dlq = _queue("outreach-test-dispatch-dlq")
     record = _failure_record([_insert(IDS[0], "100"), _insert(IDS[1], "101")], arrival)
     del record["payload"]
-    _sqs().send_message(QueueUrl=pipe_dlq, MessageBody=json.dumps({"context": {"condition": "RetryAttemptsExhausted"}, **record}))
+    _sqs().send_message(
+        QueueUrl=pipe_dlq,
+        MessageBody=json.dumps({"context": {"condition": "RetryAttemptsExhausted"}, **record}),
+    )
     flags = ["--pipe-dlq-url", pipe_dlq]
     before = aws_state(resources, queues=[pipe_dlq])
     dry = as_json(run("--json", "dlq", "replay", "pipe", "--dry-run", extra=flags))
@@ -207,7 +216,9 @@ def test_reconciler_replay_reinvokes_the_named_function_and_leaves_what_failed_i
     dlq = _queue("outreach-test-reconciler-dlq")
 
     def dead_letter(target: str | None, n: int) -> None:
-        attributes = {"RULE_ARN": {"DataType": "String", "StringValue": "arn:aws:events:eu-central-1:1:rule/r"}}
+        attributes = {
+            "RULE_ARN": {"DataType": "String", "StringValue": "arn:aws:events:eu-central-1:1:rule/r"}
+        }
         if target:
             attributes["TARGET_ARN"] = {"DataType": "String", "StringValue": target}
         body = json.dumps({"id": f"event-{n}", "detail": {}})

@@ -9,7 +9,7 @@ from pathlib import Path
 from outreach import task_store
 from outreach.task_ids import normalise_url, scrape_task_id
 from tests.support.aws import Resources
-from tests.unit.cli.conftest import OPERATOR, Run, aws_state, as_json, claim_task, fail_task, finish_task
+from tests.unit.cli.conftest import OPERATOR, Run, as_json, aws_state, claim_task, fail_task, finish_task
 
 
 def _csv(path: Path, rows: list[list[str]]) -> Path:
@@ -28,7 +28,13 @@ def test_bad_csv_lines_are_reported_with_line_numbers_and_nothing_is_written(
     # GIVEN a CSV whose lines 3 and 5 are not http(s) URLs
     sites = _csv(
         tmp_path / "sites.csv",
-        [["name", "URL"], ["a", "https://a.example"], ["b", "ftp://b.example"], ["c", "c.example"], ["d", "http://d e"]],
+        [
+            ["name", "URL"],
+            ["a", "https://a.example"],
+            ["b", "ftp://b.example"],
+            ["c", "c.example"],
+            ["d", "http://d e"],
+        ],
     )
     before = aws_state(resources)
     # WHEN the job is created
@@ -36,7 +42,10 @@ def test_bad_csv_lines_are_reported_with_line_numbers_and_nothing_is_written(
     # THEN it exits 2, names both lines and why, and wrote nothing at all
     assert result.exit_code == 2
     report = json.loads(result.stdout)
-    assert [(bad["line"], bad["value"]) for bad in report["invalid"]] == [(3, "ftp://b.example"), (5, "http://d e")]
+    assert [(bad["line"], bad["value"]) for bad in report["invalid"]] == [
+        (3, "ftp://b.example"),
+        (5, "http://d e"),
+    ]
     assert "unsupported scheme" in report["invalid"][0]["reason"]
     assert "nothing written" in result.stderr
     assert aws_state(resources) == before
@@ -53,7 +62,9 @@ def test_skip_invalid_writes_the_valid_lines_and_lists_the_skipped_ones(
     assert task_store.job_counts("j2")["Pending"] == 2
 
 
-def test_creating_from_the_same_file_twice_creates_nothing_twice(run: Run, resources: Resources, tmp_path: Path) -> None:
+def test_creating_from_the_same_file_twice_creates_nothing_twice(
+    run: Run, resources: Resources, tmp_path: Path
+) -> None:
     # GIVEN a file of 300 sites created once without a job id (the id is derived from the file)
     urls = [f"https://site-{n}.example" for n in range(300)]
     sites = _csv(tmp_path / "batch.csv", [["url"], *[[u] for u in urls]])
@@ -98,7 +109,12 @@ def test_job_status_gives_counts_progress_and_failures_grouped_by_reason_with_an
     assert (report["total"], report["terminal"], report["open"], report["done"]) == (6, 4, 2, False)
     example = min(ids[1], ids[2])
     assert report["failures"] == [
-        {"reason": "http_status", "count": 2, "example_url": urls[ids.index(example)] + "/", "example_task": example},
+        {
+            "reason": "http_status",
+            "count": 2,
+            "example_url": urls[ids.index(example)] + "/",
+            "example_task": example,
+        },
         {"reason": "not_html", "count": 1, "example_url": "https://s3.example/", "example_task": ids[3]},
     ]
     human = run("job", "status", "j4")
@@ -112,14 +128,21 @@ def test_job_status_of_an_unknown_job_is_bad_input(run: Run) -> None:
     assert "no job 'nope'" in result.stderr
 
 
-def test_job_list_shows_jobs_with_their_counts_newest_first(run: Run, resources: Resources, tmp_path: Path) -> None:
+def test_job_list_shows_jobs_with_their_counts_newest_first(
+    run: Run, resources: Resources, tmp_path: Path
+) -> None:
     for name in ("older", "newer"):
         (tmp_path / f"{name}.txt").write_text(f"https://{name}.example\nhttps://{name}2.example\n")
         as_json(run("--json", "job", "create", "--file", str(tmp_path / f"{name}.txt"), "--job-id", name))
     finish_task(_ids("newer", ["https://newer.example"])[0])
     jobs = as_json(run("--json", "job", "list"))
     assert [j["job_id"] for j in jobs] == ["newer", "older"]
-    assert (jobs[0]["total"], jobs[0]["Finished"], jobs[0]["Pending"], jobs[0]["created_by"]) == (2, 1, 1, OPERATOR)
+    assert (jobs[0]["total"], jobs[0]["Finished"], jobs[0]["Pending"], jobs[0]["created_by"]) == (
+        2,
+        1,
+        1,
+        OPERATOR,
+    )
 
 
 def test_job_export_writes_the_results_of_finished_tasks_as_jsonl_and_csv(
@@ -142,7 +165,9 @@ def test_job_export_writes_the_results_of_finished_tasks_as_jsonl_and_csv(
     assert {r["emails"] for r in table} == {"info@acme.example"}
 
 
-def test_job_cancel_moves_open_tasks_to_cancelled_and_leaves_terminal_ones(run: Run, resources: Resources) -> None:
+def test_job_cancel_moves_open_tasks_to_cancelled_and_leaves_terminal_ones(
+    run: Run, resources: Resources
+) -> None:
     urls = ["https://a.example", "https://b.example", "https://c.example"]
     ids = _ids("j6", urls)
     task_store.create_scrape_job("j6", urls)
@@ -155,7 +180,13 @@ def test_job_cancel_moves_open_tasks_to_cancelled_and_leaves_terminal_ones(run: 
     assert aws_state(resources) == before
     report = as_json(run("--json", "job", "cancel", "j6", "--reason", "customer withdrew"))
     assert sorted(report["cancelled"]) == sorted(ids[1:])
-    assert task_store.job_counts("j6") == {"Pending": 0, "Running": 0, "Finished": 1, "Failed": 0, "Cancelled": 2}
+    assert task_store.job_counts("j6") == {
+        "Pending": 0,
+        "Running": 0,
+        "Finished": 1,
+        "Failed": 0,
+        "Cancelled": 2,
+    }
     assert task_store.job_counts("other")["Pending"] == 3
     cancelled = task_store.get_task(ids[1])
     assert cancelled is not None and cancelled.failure_reason == f"customer withdrew (by {OPERATOR})"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from outreach import task_store
 from outreach.task_ids import normalise_url, scrape_task_id
 from tests.support.aws import Resources
-from tests.unit.cli.conftest import OPERATOR, Run, aws_state, as_json, claim_task, fail_task, finish_task
+from tests.unit.cli.conftest import OPERATOR, Run, as_json, aws_state, claim_task, fail_task, finish_task
 
 URLS = ["https://a.example", "https://b.example", "https://c.example"]
 IDS = [scrape_task_id("jt", normalise_url(u)) for u in URLS]
@@ -15,12 +15,18 @@ def test_task_show_prints_every_attribute_of_the_row(run: Run, resources: Resour
     task_store.create_scrape_job("jt", URLS)
     fail_task(IDS[0], "http_status: 404")
     row = as_json(run("--json", "task", "show", IDS[0]))
-    assert (row["status"], row["failure_reason"], row["url"]) == ("Failed", "http_status: 404", "https://a.example/")
+    assert (row["status"], row["failure_reason"], row["url"]) == (
+        "Failed",
+        "http_status: 404",
+        "https://a.example/",
+    )
     assert "expires_at" in row
     assert run("task", "show", "scrape#jt#nope").exit_code == 2
 
 
-def test_requeue_puts_terminal_tasks_back_to_pending_recording_who_and_why(run: Run, resources: Resources) -> None:
+def test_requeue_puts_terminal_tasks_back_to_pending_recording_who_and_why(
+    run: Run, resources: Resources
+) -> None:
     # GIVEN a failed and a finished task
     task_store.create_scrape_job("jt", URLS)
     fail_task(IDS[0], "http_status: 503")
@@ -39,7 +45,13 @@ def test_requeue_puts_terminal_tasks_back_to_pending_recording_who_and_why(run: 
         )
         assert row["open_key"] == "scrape#Pending"
         assert not {"expires_at", "result_key", "summary", "failure_reason"} & set(row)
-    assert task_store.job_counts("jt") == {"Pending": 3, "Running": 0, "Finished": 0, "Failed": 0, "Cancelled": 0}
+    assert task_store.job_counts("jt") == {
+        "Pending": 3,
+        "Running": 0,
+        "Finished": 0,
+        "Failed": 0,
+        "Cancelled": 0,
+    }
 
 
 def test_requeue_leaves_a_task_held_by_a_live_delivery_unless_forced(run: Run, resources: Resources) -> None:
