@@ -180,6 +180,33 @@ def test_pipe_replay_redispatches_the_pending_tasks_of_the_dead_lettered_batch(
     assert receive_all(pipe_dlq) == []
 
 
+def test_a_pipe_replay_that_fails_halfway_says_what_it_did_and_leaves_the_rest_in_the_dlq(
+    run: Run, resources: Resources
+) -> None:
+    # GIVEN two dead-lettered batches: an old one whose window holds no Pending task (nothing to send)
+    # and a recent one whose task is still Pending, while the scrape queue cannot take messages
+    now = int(clock.now())
+    pipe_dlq = _queue("outreach-test-dispatch-dlq")
+    task_store.create_scrape_job("jd", URLS[:1])
+    ids = {}
+    for name, arrival in (("moved_on", clock.iso(now - 3600)), ("pending", clock.iso(now))):
+        record = _failure_record([_insert(IDS[0], "100")], arrival)
+        del record["payload"]
+        ids[name] = _sqs().send_message(QueueUrl=pipe_dlq, MessageBody=json.dumps(record))["MessageId"]
+    _sqs().delete_queue(QueueUrl=resources.queue_url)
+    # WHEN the pipe DLQ is replayed
+    result = run("dlq", "replay", "pipe", extra=["--pipe-dlq-url", pipe_dlq])
+    # THEN it fails (exit 1) naming what was done and what was not, and exactly the undone stay queued
+    assert result.exit_code == 1
+    done_line = next(line for line in result.stderr.splitlines() if line.startswith("done: "))
+    not_done_line = next(line for line in result.stderr.splitlines() if line.startswith("not done: "))
+    assert ids["pending"] in not_done_line
+    left = {m["MessageId"] for m in receive_all(pipe_dlq)}
+    assert ids["pending"] in left
+    assert (ids["moved_on"] in left) == (ids["moved_on"] in not_done_line)
+    assert (ids["moved_on"] in left) != (ids["moved_on"] in done_line)
+
+
 @pytest.fixture
 def lambda_resources(aws_env: None, monkeypatch: pytest.MonkeyPatch) -> Any:
     """moto with Lambda invocations that run no code and answer with the event (no Docker)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import threading
 from pathlib import Path
 
 from outreach import task_store
@@ -190,3 +191,26 @@ def test_job_cancel_moves_open_tasks_to_cancelled_and_leaves_terminal_ones(
     assert task_store.job_counts("other")["Pending"] == 3
     cancelled = task_store.get_task(ids[1])
     assert cancelled is not None and cancelled.failure_reason == f"customer withdrew (by {OPERATOR})"
+
+
+def test_job_status_watch_refreshes_until_every_task_is_terminal(run: Run, resources: Resources) -> None:
+    urls = [f"https://w{n}.example" for n in range(3)]
+    ids = _ids("jw", urls)
+    task_store.create_scrape_job("jw", urls)
+    finish_task(ids[0])
+
+    # the other two finish while the operator watches
+    def finish_the_rest() -> None:
+        for task_id in ids[1:]:
+            finish_task(task_id)
+
+    worker = threading.Thread(target=finish_the_rest)
+    worker.start()
+    try:
+        report = as_json(
+            run("--json", "job", "status", "jw", "--watch", "--interval", "0.05", "--timeout", "120")
+        )
+    finally:
+        worker.join()
+    assert report["done"] is True
+    assert report["counts"]["Finished"] == 3
