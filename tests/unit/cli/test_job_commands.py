@@ -214,3 +214,18 @@ def test_job_status_watch_refreshes_until_every_task_is_terminal(run: Run, resou
         worker.join()
     assert report["done"] is True
     assert report["counts"]["Finished"] == 3
+
+
+def test_without_json_the_commands_print_tables_for_a_person(
+    run: Run, resources: Resources, tmp_path: Path
+) -> None:
+    sites = _csv(tmp_path / "people.csv", [["url"], ["https://p1.example"], ["ftp://bad.example"]])
+    created = run("job", "create", "--file", str(sites), "--job-id", "jh", "--skip-invalid")
+    assert created.exit_code == 0, created.output
+    assert "skipped 1 invalid lines" in created.stdout and "job jh: 1 tasks (1 created" in created.stdout
+    listed = run("job", "list")
+    assert listed.exit_code == 0 and "jh" in listed.stdout
+    cancelled = run("job", "cancel", "jh", "--dry-run")
+    assert cancelled.exit_code == 0 and "would cancel 1 tasks" in cancelled.stdout
+    shown = run("dlq", "show", "scrape")
+    assert shown.exit_code == 0 and "0 messages in the scrape DLQ" in shown.stdout
