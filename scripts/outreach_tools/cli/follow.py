@@ -79,7 +79,7 @@ def follow_job(
     *,
     interval: float = 2.0,
     timeout: float | None = None,
-    read_counts: CountsReader = task_store.job_counts,
+    read_counts: CountsReader | None = None,
     sleep: Callable[[float], None] = time.sleep,
     monotonic: Callable[[], float] = time.monotonic,
 ) -> JobProgress:
@@ -87,10 +87,11 @@ def follow_job(
 
     Raises FollowTimeout (carrying the last reading) when ``timeout`` passes first.
     """
+    read = read_counts or task_store.job_counts
     started = monotonic()
     first_terminal: int | None = None
     while True:
-        counts = dict(read_counts(job_id))
+        counts = dict(read(job_id))
         now = monotonic()
         elapsed = now - started
         terminal = sum(counts.get(status.value, 0) for status in TERMINAL)

@@ -101,12 +101,17 @@ def _first_error(text: str) -> str:
 
 
 def terraform_outputs(env: str, state: Path | None = None) -> Mapping[str, Any]:
-    """``terraform output -json`` of one environment root, as {name: value}."""
+    """The root's outputs as {name: value}: ``terraform output -json`` of the environment root, or,
+    for a state file applied elsewhere (``make local`` applies a copy in a scratch directory), the
+    outputs recorded in that state."""
     directory = terraform_cli.environment_dir(env)
-    options: dict[str, Any] = {"json": IsFlagged, "no_color": IsFlagged}
     if state is not None:
-        options["state"] = str(state)
-    result = terraform_cli.run(directory, "output", **options)
+        try:
+            recorded = json.loads(state.read_text()).get("outputs", {})
+        except (OSError, json.JSONDecodeError) as exc:
+            raise terraform_cli.TerraformError(f"Error: cannot read outputs from {state}: {exc}") from exc
+        return {name: value.get("value") for name, value in recorded.items()}
+    result = terraform_cli.run(directory, "output", json=IsFlagged, no_color=IsFlagged)
     raw = json.loads(result.stdout or "{}")
     return {name: value.get("value") for name, value in raw.items()}
 

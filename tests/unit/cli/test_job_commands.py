@@ -7,6 +7,8 @@ import json
 import threading
 from pathlib import Path
 
+import pytest
+
 from outreach import task_store
 from outreach.task_ids import normalise_url, scrape_task_id
 from tests.support.aws import Resources
@@ -193,14 +195,29 @@ def test_job_cancel_moves_open_tasks_to_cancelled_and_leaves_terminal_ones(
     assert cancelled is not None and cancelled.failure_reason == f"customer withdrew (by {OPERATOR})"
 
 
-def test_job_status_watch_refreshes_until_every_task_is_terminal(run: Run, resources: Resources) -> None:
+def test_job_status_watch_refreshes_until_every_task_is_terminal(
+    run: Run, resources: Resources, monkeypatch: pytest.MonkeyPatch
+) -> None:
     urls = [f"https://w{n}.example" for n in range(3)]
     ids = _ids("jw", urls)
     task_store.create_scrape_job("jw", urls)
     finish_task(ids[0])
+    # the other two finish only after the watch has read the job with two tasks still open
+    readings: list[dict[str, int]] = []
+    watching = threading.Event()
+    read = task_store.job_counts
 
-    # the other two finish while the operator watches
+    def counted(job_id: str) -> dict[str, int]:
+        counts = read(job_id)
+        readings.append(counts)
+        if len(readings) >= 2:  # the status reading, then the watch's first reading
+            watching.set()
+        return counts
+
+    monkeypatch.setattr(task_store, "job_counts", counted)
+
     def finish_the_rest() -> None:
+        assert watching.wait(60)
         for task_id in ids[1:]:
             finish_task(task_id)
 
@@ -212,6 +229,7 @@ def test_job_status_watch_refreshes_until_every_task_is_terminal(run: Run, resou
         )
     finally:
         worker.join()
+    assert readings[1]["Finished"] == 1
     assert report["done"] is True
     assert report["counts"]["Finished"] == 3
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -70,3 +71,14 @@ def test_an_environment_root_that_was_never_initialised_is_a_one_line_error(
 
 def test_exit_code_of_an_unknown_command_is_bad_input() -> None:
     assert main(["job", "frobnicate"]) == 2
+
+
+def test_a_state_file_applied_elsewhere_gives_the_names_its_outputs_recorded(tmp_path: Path) -> None:
+    state = tmp_path / "terraform.tfstate"
+    state.write_text(
+        json.dumps({"version": 4, "outputs": {"pipeline": {"value": PIPELINE, "type": "object"}}})
+    )
+    targets = resolve("local", {}, state=state)
+    assert (targets.tasks_table, targets.results_bucket) == ("dev-tasks", "dev-results")
+    with pytest.raises(TargetError, match="make local"):
+        resolve("local", {}, state=tmp_path / "missing.tfstate")
