@@ -24,6 +24,7 @@ import boto3
 import click
 from botocore.config import Config
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from outreach import task_store
 from outreach_tools.cli import queue_messages as queue
@@ -128,8 +129,6 @@ def redrive(ctx: click.Context, which: str, rate: int | None, timeout: float, dr
 
 
 def _follow_move(s: Session, sqs: Any, source: str, handle: str, timeout: float) -> dict[str, Any]:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
     deadline = time.monotonic() + timeout
     with Progress(
         TextColumn("redrive"), BarColumn(), MofNCompleteColumn(), console=s.err, disable=s.as_json

@@ -72,9 +72,8 @@ def existing_task_ids(task_ids: Sequence[str]) -> set[str]:
     return found
 
 
-def _bad_lines_report(s: Session, sites: SitesFile) -> list[dict[str, Any]]:
-    rows = [{"line": bad.line, "value": bad.value, "reason": bad.reason} for bad in sites.invalid]
-    return rows
+def _bad_lines_report(sites: SitesFile) -> list[dict[str, Any]]:
+    return [{"line": bad.line, "value": bad.value, "reason": bad.reason} for bad in sites.invalid]
 
 
 def _render_invalid(console: Console, rows: list[dict[str, Any]], title: str) -> None:
@@ -111,7 +110,7 @@ def create(
     s = session(ctx)
     s.targets.require("tasks_table", "--table")
     sites = _read(path, column)
-    invalid = _bad_lines_report(s, sites)
+    invalid = _bad_lines_report(sites)
     if invalid and not skip_invalid:
         s.emit(
             {"file": str(path), "invalid": invalid, "written": 0},
