@@ -522,3 +522,183 @@ def cancel(task: Task, *, reason: str = "cancelled") -> None:
             remove=_LEASE_FIELDS,
         ),
     )
+
+
+# ---- operator actions (the `outreach` command line) -----------------------------------------
+
+
+def job_key(job_id: str) -> str:
+    """Key of a job's own row (who created it, when, from what); distinct from every counter key."""
+    return f"job#{job_id}"
+
+
+def record_job(job_id: str, *, source: str, tasks: int, created_by: str) -> None:
+    """Write or refresh the job's row; the first creation time and creator are kept on a re-run."""
+    validate_job_id(job_id)
+    now = clock.iso()
+    clients.dynamodb().update_item(
+        TableName=config.tasks_table(),
+        Key={"task_id": _av(job_key(job_id))},
+        UpdateExpression=(
+            "SET kind = :kind, job_id = :job, created_at = if_not_exists(created_at, :now), "
+            "created_by = if_not_exists(created_by, :by), updated_at = :now, #source = :source, "
+            "task_count = :tasks"
+        ),
+        ExpressionAttributeNames={"#source": "source"},
+        ExpressionAttributeValues=_values(
+            {
+                ":kind": "job",
+                ":job": job_id,
+                ":now": now,
+                ":by": created_by,
+                ":source": source,
+                ":tasks": tasks,
+            }
+        ),
+    )
+
+
+def _scan(
+    filter_expression: str, values: Mapping[str, Any], names: Mapping[str, str] | None = None
+) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    request: dict[str, Any] = {
+        "TableName": config.tasks_table(),
+        "FilterExpression": filter_expression,
+        "ExpressionAttributeValues": _values(values),
+    }
+    if names:
+        request["ExpressionAttributeNames"] = dict(names)
+    while True:
+        response = clients.dynamodb().scan(**request)
+        rows.extend(_from_item(item) for item in response.get("Items", []))
+        last = response.get("LastEvaluatedKey")
+        if not last:
+            return rows
+        request["ExclusiveStartKey"] = last
+
+
+def list_jobs() -> list[dict[str, Any]]:
+    """Every job's row and counter rows, merged per job (a Scan: it reads the whole table)."""
+    rows = _scan("kind IN (:job, :counter)", {":job": "job", ":counter": "job_counter"})
+    jobs: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        job = jobs.setdefault(
+            str(row["job_id"]), {"job_id": str(row["job_id"]), **{s.value: 0 for s in Status}}
+        )
+        if row["kind"] == "job":
+            for name in ("created_at", "created_by", "source", "task_count"):
+                if name in row:
+                    job[name] = int(row[name]) if name == "task_count" else str(row[name])
+        else:
+            for status in Status:
+                job[status.value] += int(row.get(status.value, 0))
+    return list(jobs.values())
+
+
+def job_tasks_with_status(job_id: str, status: Status) -> list[Task]:
+    """A job's tasks in one status. Open statuses come from the ``open-tasks`` index (a Query per
+    kind); terminal ones need a Scan, since the table has no index by job."""
+    if status in (Status.PENDING, Status.RUNNING):
+        tasks: list[Task] = []
+        for kind in Kind:
+            request: dict[str, Any] = {
+                "TableName": config.tasks_table(),
+                "IndexName": OPEN_TASKS_INDEX,
+                "KeyConditionExpression": "open_key = :key",
+                "FilterExpression": "job_id = :job",
+                "ExpressionAttributeValues": _values({":key": open_key(kind.value, status), ":job": job_id}),
+            }
+            while True:
+                response = clients.dynamodb().query(**request)
+                tasks.extend(Task.from_item(_from_item(item)) for item in response.get("Items", []))
+                last = response.get("LastEvaluatedKey")
+                if not last:
+                    break
+                request["ExclusiveStartKey"] = last
+        return tasks
+    rows = _scan(
+        "job_id = :job AND #status = :status AND kind <> :counter",
+        {":job": job_id, ":status": status.value, ":counter": "job_counter"},
+        {"#status": "status"},
+    )
+    return [Task.from_item(row) for row in rows]
+
+
+def operator_requeue(task: Task, *, by: str, reason: str) -> None:
+    """An operator's override: any task back to Pending, recorded with who and why.
+
+    This is the one way out of a terminal status, and it is not a transition in ALLOWED_TRANSITIONS:
+    the pipeline itself never makes it. The write is conditional on the row being exactly as read
+    (status and ``updated_at``), so a task that moved meanwhile is rejected, not overwritten. The
+    result, summary, failure reason, lease and retention time go; the stream then dispatches the task
+    again as a scrape task that became Pending.
+    """
+    if task.status is Status.PENDING:
+        raise TransitionRejected(task.task_id, "operator requeue")
+    table = config.tasks_table()
+    now = clock.iso()
+    update: TransactWriteItemTypeDef = {
+        "Update": {
+            "TableName": table,
+            "Key": {"task_id": _av(task.task_id)},
+            "UpdateExpression": (
+                "SET #status = :pending, open_key = :open, updated_at = :now, override_by = :by, "
+                "override_reason = :reason, override_at = :now, override_from = :from "
+                "REMOVE result_key, summary, failure_reason, expires_at, " + ", ".join(_LEASE_FIELDS)
+            ),
+            "ConditionExpression": "#status = :from AND updated_at = :seen",
+            "ExpressionAttributeNames": {"#status": "status"},
+            "ExpressionAttributeValues": _values(
+                {
+                    ":pending": Status.PENDING.value,
+                    ":open": open_key(task.kind, Status.PENDING),
+                    ":now": now,
+                    ":by": by[:200],
+                    ":reason": reason[:1000],
+                    ":from": task.status.value,
+                    ":seen": task.updated_at,
+                }
+            ),
+        }
+    }
+    counter = _counter_update(
+        table, task.job_id, counter_shard(task.task_id), {task.status: -1, Status.PENDING: 1}
+    )
+    try:
+        clients.dynamodb().transact_write_items(TransactItems=[update, counter])
+    except ClientError as exc:
+        if _is_condition_failure(exc):
+            raise TransitionRejected(task.task_id, "operator requeue") from exc
+        raise
+
+
+def get_job(job_id: str) -> dict[str, Any] | None:
+    """The job's own row (see ``record_job``); ``None`` for a job created without one."""
+    response = clients.dynamodb().get_item(
+        TableName=config.tasks_table(), Key={"task_id": _av(job_key(job_id))}, ConsistentRead=True
+    )
+    item = response.get("Item")
+    return None if item is None else _from_item(item)
+
+
+def open_tasks_between(kind: Kind, status: Status, start: str, end: str) -> list[Task]:
+    """Open tasks of one kind and status last changed in [start, end] (``clock.iso`` strings)."""
+    if status not in (Status.PENDING, Status.RUNNING):
+        raise ValueError(f"only open statuses are indexed, not {status}")
+    request: dict[str, Any] = {
+        "TableName": config.tasks_table(),
+        "IndexName": OPEN_TASKS_INDEX,
+        "KeyConditionExpression": "open_key = :key AND updated_at BETWEEN :start AND :end",
+        "ExpressionAttributeValues": _values(
+            {":key": open_key(kind.value, status), ":start": start, ":end": end}
+        ),
+    }
+    tasks: list[Task] = []
+    while True:
+        response = clients.dynamodb().query(**request)
+        tasks.extend(Task.from_item(_from_item(item)) for item in response.get("Items", []))
+        last = response.get("LastEvaluatedKey")
+        if not last:
+            return tasks
+        request["ExclusiveStartKey"] = last

@@ -64,6 +64,22 @@ def test_zip_leaves_out_bytecode_install_records_launchers_and_the_runtime_sdk(
     assert not top_level & {"boto3", "botocore", "s3transfer"}
 
 
+def test_no_zip_carries_the_command_line_or_other_tooling(
+    two_builds: tuple[list[packaging.BuiltPackage], ...],
+) -> None:
+    # GIVEN the operator's command line installed beside the Lambda code (outreach_tools.cli, click, rich)
+    from outreach_tools.cli import app
+
+    assert app.main is not None
+    # THEN no function's zip holds the tooling package or the command line's own dependencies
+    for package in two_builds[0]:
+        names = zipfile.ZipFile(package.path).namelist()
+        top_level = {n.split("/")[0] for n in names}
+        assert not [n for n in names if n.startswith("outreach_tools/")], package.function
+        assert not top_level & {"click", "rich", "outreach_tools"}, package.function
+        assert "outreach/task_store.py" in names
+
+
 def test_zip_holds_the_handlers_and_dependencies_built_for_cpython_312_on_linux(
     scraper_zip: zipfile.ZipFile,
 ) -> None:

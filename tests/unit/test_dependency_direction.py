@@ -84,3 +84,18 @@ def test_no_module_imports_a_handler_so_handlers_share_only_the_core() -> None:
 def test_the_checks_see_the_handlers() -> None:
     modules = {_module_name(path) for path in PACKAGE.rglob("*.py")}
     assert {"outreach.dispatcher", "outreach.scraper"} <= modules
+
+
+def test_lambda_code_never_imports_the_operator_command_line() -> None:
+    # GIVEN the command line, a tooling package beside the Lambda code
+    command_line = "outreach_tools.cli"
+    assert (PACKAGE.parents[1] / "scripts" / "outreach_tools" / "cli" / "app.py").is_file()
+    assert any(_is_under(command_line, tool) for tool in TOOLING)
+    # THEN no module of the Lambda package imports it (or any part of it)
+    offenders = {
+        f"{_module_name(path)} imports {name}"
+        for path in PACKAGE.rglob("*.py")
+        for name in _imports(path)
+        if _is_under(name, command_line) or name in {"click", "rich"} or name.startswith(("click.", "rich."))
+    }
+    assert offenders == set()

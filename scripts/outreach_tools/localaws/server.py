@@ -17,6 +17,7 @@ from typing import Any
 
 from outreach_tools.localaws.clock import VirtualClock, install_in_moto
 from outreach_tools.localaws.dynamodb_transactions import make_transactions_atomic
+from outreach_tools.localaws.sqs_message_move import support_message_move_tasks
 
 DEFAULT_PORT = 4566
 
@@ -113,6 +114,7 @@ def embedded_aws(port: int | None = None, clock: VirtualClock | None = None) -> 
     disable_lambda_push()
     evaluate_bucket_policies_as_tls()
     make_transactions_atomic()
+    support_message_move_tasks()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     if clock is not None:
         install_in_moto(clock)

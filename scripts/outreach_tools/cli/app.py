@@ -1,0 +1,78 @@
+"""The ``outreach`` command: global options (where it points, how it prints) and its command groups.
+
+outreach --env dev job create --file sites.csv
+outreach --table T --queue-url U --endpoint-url http://127.0.0.1:4566 dlq show scrape
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+from botocore.exceptions import BotoCoreError, ClientError
+
+from outreach_tools.cli import dlq, failures, jobs, tasks
+from outreach_tools.cli.output import Session
+from outreach_tools.cli.targets import resolve
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--env", type=click.Choice(["dev", "prod", "local"]), help="Read resource names from this root."
+)
+@click.option(
+    "--state", type=click.Path(path_type=Path, dir_okay=False), help="Terraform state (--env local)."
+)
+@click.option("--table", "tasks_table", help="Tasks table name.")
+@click.option("--queue-url", "scrape_queue_url", help="Scrape queue URL.")
+@click.option("--dlq-url", "scrape_dlq_url", help="Scrape DLQ URL.")
+@click.option("--results-bucket", help="Results bucket.")
+@click.option("--failure-bucket", help="Bucket of the stream mapping's failure records.")
+@click.option("--pipe-dlq-url", help="Dispatch pipe DLQ URL.")
+@click.option("--reconciler-dlq-url", help="Reconciler DLQ URL.")
+@click.option("--endpoint-url", envvar="AWS_ENDPOINT_URL", help="AWS endpoint (the embedded AWS).")
+@click.option("--region", envvar="AWS_DEFAULT_REGION", help="AWS region.")
+@click.option("--json", "as_json", is_flag=True, help="Print exact JSON instead of tables.")
+@click.pass_context
+def cli(
+    ctx: click.Context,
+    /,
+    env: str | None,
+    state: Path | None,
+    as_json: bool,
+    **overrides: str | None,
+) -> None:
+    """Create and watch scrape jobs, and handle what lands in the dead-letter places."""
+    targets = resolve(env, overrides, state=state)
+    targets.activate()
+    ctx.obj = Session(targets=targets, as_json=as_json)
+
+
+cli.add_command(jobs.job)
+cli.add_command(tasks.task)
+cli.add_command(dlq.dlq)
+cli.add_command(failures.failures)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console-script entry point: returns the exit code (0 done, 1 failed, 2 bad input)."""
+    try:
+        cli.main(args=list(argv) if argv is not None else None, prog_name="outreach", standalone_mode=False)
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except (ClientError, BotoCoreError) as exc:
+        click.echo(f"Error: AWS refused or could not be reached: {exc}", err=True)
+        return 1
+    except click.Abort:
+        click.echo("aborted", err=True)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
