@@ -73,7 +73,7 @@ def redispatch(task: Task) -> Action:
     """Send a stale Pending task's message again; only the run whose mark succeeds sends."""
     try:
         task_store.mark_redispatched(task)
-    except task_store.TransitionRejected:
+    except task_store.TransitionRejected:  # outcome: changed since read, another run or a worker has it
         return Action.LEFT_ALONE
     clients.sqs().send_message(
         QueueUrl=config.scrape_queue_url(), MessageBody=json.dumps({"task_id": task.task_id})
@@ -91,7 +91,7 @@ def recover_running(task: Task, settings: config.ReconcilerSettings, now: float)
             return Action.ABANDONED
         task_store.requeue(task)
         return Action.REQUEUED
-    except task_store.TransitionRejected:
+    except task_store.TransitionRejected:  # outcome: changed since read, another run or a worker has it
         return Action.LEFT_ALONE
 
 

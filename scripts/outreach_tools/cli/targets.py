@@ -77,7 +77,7 @@ _PIPELINE_OUTPUTS: Mapping[str, str] = {
     "results_bucket": "results_bucket",
     "dispatch_failure_bucket": "failure_bucket",
     "dispatch_pipe_dlq_url": "pipe_dlq_url",
-    "reconciler_dlq_url": "reconciler_dlq_url",
+    "scrape_reconciler_dlq_url": "reconciler_dlq_url",
     "scraper_function_name": "scraper_function",
     "dispatcher_function_name": "dispatcher_function",
 }

@@ -49,7 +49,7 @@ def test_bad_csv_lines_are_reported_with_line_numbers_and_nothing_is_written(
         (3, "ftp://b.example"),
         (5, "http://d e"),
     ]
-    assert "unsupported scheme" in report["invalid"][0]["reason"]
+    assert "is not http or https" in report["invalid"][0]["reason"]
     assert "nothing written" in result.stderr
     assert aws_state(resources) == before
 
