@@ -194,6 +194,18 @@ class LocalStack:
             seen.update({m["MessageId"]: m for m in new})
         return list(seen.values())
 
+    def reconciler_actions(self) -> dict[str, int]:
+        """What the scrape reconciler's runs did so far, summed from what each run returned."""
+        name = str(self.pipeline["scrape_reconciler_function_name"])
+        totals: dict[str, int] = {"runs": 0}
+        for entry in self.journal.entries("async.succeeded"):
+            if entry["function"].rsplit(":", 1)[-1] != name or not isinstance(entry["payload"], dict):
+                continue
+            totals["runs"] += 1
+            for action, count in entry["payload"].get("actions", {}).items():
+                totals[action] = totals.get(action, 0) + int(count)
+        return totals
+
     def objects(self, bucket: str | None, prefix: str = "") -> list[str]:
         if not bucket:
             return []
@@ -359,6 +371,7 @@ def build_report(stack: LocalStack, job_id: str, total: int, started: float) -> 
         "dlq_messages": len(dlq),
         "dlq_reasons": reasons,
         "stream_failure_records": len(failure_records),
+        "reconciler": stack.reconciler_actions(),
         "alarms_firing": alarms_that_would_fire(stack, len(dlq)),
         "lost": missing + len(non_terminal) + len(finished_without_result),
         "non_terminal": non_terminal[:20],
@@ -381,6 +394,7 @@ def print_report(report: Mapping[str, Any]) -> None:
         f"  retried tasks  {report['retried_tasks']}",
         f"  scrape DLQ     {report['dlq_messages']} {report['dlq_reasons']}",
         f"  stream S3 failure records  {report['stream_failure_records']}",
+        f"  reconciler     {report['reconciler']}",
         f"  alarms that would fire     {report['alarms_firing'] or 'none'}",
         f"  invocations    {report['invocations']}",
         f"  max in flight  {report['max_in_flight']}",

@@ -144,16 +144,7 @@ class E2E:
         return lambda: [m["Body"] for m in self.stack.queue_messages(url)]
 
     def reconciler_actions(self) -> dict[str, int]:
-        """Actions of every reconciler run so far, summed from what the runs returned."""
-        totals: dict[str, int] = {}
-        for entry in self.stack.journal.entries("async.succeeded"):
-            if entry["function"].rsplit(":", 1)[-1] != self.reconciler or not isinstance(
-                entry["payload"], dict
-            ):
-                continue
-            for action, count in entry["payload"].get("actions", {}).items():
-                totals[action] = totals.get(action, 0) + int(count)
-        return totals
+        return self.stack.reconciler_actions()
 
     def sqs_poller_stats(self) -> dict[str, int]:
         """Counters of the running SQS mapping poller (the one started from the current config)."""

@@ -302,3 +302,112 @@ def test_pipe_mode_moves_records_to_the_queue_with_bisect_finite_retries_and_a_d
         lam.list_event_source_mappings(EventSourceArn=pipeline["tasks_stream_arn"])["EventSourceMappings"]
         == []
     )
+
+
+def _failure_places(applied: Applied, outputs: dict[str, Any]) -> tuple[set[str], set[str]]:
+    """ARNs of every queue and bucket the applied environment sends failed work to.
+
+    Found from the applied configuration itself, not from a list kept in the test: queues named as a
+    redrive target, mapping on-failure destinations, event invoke config destinations, rule target
+    DLQs and pipe DLQs.
+    """
+    prefix = outputs["pipeline"]["tasks_table_name"].removesuffix("tasks")
+    others = [
+        o["pipeline"]["tasks_table_name"].removesuffix("tasks")
+        for o in (applied.lambda_mode, applied.pipe_mode)
+        if o is not outputs
+    ]
+
+    def own(name: str) -> bool:
+        """Named after this environment (``outreach-tfapply-`` is also the start of the other's)."""
+        return name.startswith(prefix) and not any(name.startswith(o) for o in others if len(o) > len(prefix))
+
+    sqs, lam = applied.client("sqs"), applied.client("lambda")
+    events, pipes = applied.client("events"), applied.client("pipes")
+    places: set[str] = set()
+    for url in sqs.list_queues(QueueNamePrefix=prefix).get("QueueUrls", []):
+        if not own(url.rsplit("/", 1)[1]):
+            continue
+        response = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["RedrivePolicy"])
+        redrive = response.get("Attributes", {})
+        if "RedrivePolicy" in redrive:
+            places.add(json.loads(redrive["RedrivePolicy"])["deadLetterTargetArn"])
+    for mapping in lam.list_event_source_mappings()["EventSourceMappings"]:
+        if own(mapping["FunctionArn"].rsplit(":", 1)[1]):
+            destination = mapping.get("DestinationConfig", {}).get("OnFailure", {}).get("Destination")
+            if destination:
+                places.add(destination)
+    for function in lam.list_functions()["Functions"]:
+        if not own(function["FunctionName"]):
+            continue
+        try:
+            config = lam.get_function_event_invoke_config(FunctionName=function["FunctionName"])
+        except lam.exceptions.ResourceNotFoundException:
+            continue
+        places.add(config["DestinationConfig"]["OnFailure"]["Destination"])
+    for rule in events.list_rules(NamePrefix=prefix)["Rules"]:
+        if not own(rule["Name"]):
+            continue
+        for target in events.list_targets_by_rule(Rule=rule["Name"])["Targets"]:
+            places.add(target["DeadLetterConfig"]["Arn"])
+    for summary in pipes.list_pipes(NamePrefix=prefix)["Pipes"]:
+        if not own(summary["Name"]):
+            continue
+        pipe = pipes.describe_pipe(Name=summary["Name"])
+        places.add(pipe["SourceParameters"]["DynamoDBStreamParameters"]["DeadLetterConfig"]["Arn"])
+    queues = {arn for arn in places if arn.startswith("arn:aws:sqs:")}
+    buckets = {arn for arn in places if arn.startswith("arn:aws:s3:::")}
+    assert queues | buckets == places, places
+    return queues, buckets
+
+
+@pytest.mark.parametrize("mode", ["lambda", "pipe"])
+def test_every_failure_place_of_the_environment_alarms_the_alarm_topic(applied: Applied, mode: str) -> None:
+    outputs = applied.lambda_mode if mode == "lambda" else applied.pipe_mode
+    topic = outputs["alarm_topic_arn"]
+    queues, buckets = _failure_places(applied, outputs)
+    # every mode has the scrape DLQ and the reconciler's DLQ; lambda mode the failure bucket, pipe
+    # mode the pipe's DLQ
+    assert len(queues) == (2 if mode == "lambda" else 3) and len(buckets) == (1 if mode == "lambda" else 0)
+    alarms = applied.client("cloudwatch").describe_alarms()["MetricAlarms"]
+    for queue in queues:
+        name = queue.rsplit(":", 1)[1]
+        assert any(
+            alarm["Namespace"] == "AWS/SQS"
+            and alarm["MetricName"] == "ApproximateNumberOfMessagesVisible"
+            and {"Name": "QueueName", "Value": name} in alarm["Dimensions"]
+            and alarm["Threshold"] <= 1
+            and topic in alarm["AlarmActions"]
+            for alarm in alarms
+        ), f"{name} has no alarm on its first message that notifies {topic}"
+    s3 = applied.client("s3")
+    for bucket in buckets:
+        notification = s3.get_bucket_notification_configuration(Bucket=bucket.rsplit(":", 1)[1])
+        assert any(
+            config["TopicArn"] == topic and "s3:ObjectCreated:*" in config["Events"]
+            for config in notification.get("TopicConfigurations", [])
+        ), f"{bucket} does not notify {topic} of new failure records"
+
+
+def test_the_scrape_reconciler_runs_every_5_minutes_with_derived_thresholds(applied: Applied) -> None:
+    pipeline = _pipeline(applied)
+    lam, events = applied.client("lambda"), applied.client("events")
+    name = pipeline["scrape_reconciler_function_name"]
+    function = lam.get_function_configuration(FunctionName=name)
+    rule = events.describe_rule(Name=pipeline["scrape_reconciler_rule_arn"].rsplit("/", 1)[1])
+    [target] = events.list_targets_by_rule(Rule=rule["Name"])["Targets"]
+    invoke = lam.get_function_event_invoke_config(FunctionName=name)
+
+    assert function["Handler"] == "outreach.reconcilers.scrape.lambda_handler"
+    assert function["Timeout"] == 240
+    assert rule["ScheduleExpression"] == "rate(5 minutes)" and rule["State"] == "ENABLED"
+    assert target["Arn"] == function["FunctionArn"]
+    assert target["RetryPolicy"] == {"MaximumRetryAttempts": 2, "MaximumEventAgeInSeconds": 600}
+    assert invoke["MaximumRetryAttempts"] == 2
+    assert invoke["DestinationConfig"]["OnFailure"]["Destination"] == target["DeadLetterConfig"]["Arn"]
+    environment = function["Environment"]["Variables"]
+    assert environment["RECONCILE_PENDING_AFTER_SECONDS"] == str(3600 + 60)
+    assert environment["RECONCILE_RUNNING_AFTER_SECONDS"] == str(5400 + 420 + 60)
+    assert environment["MAX_TASK_ATTEMPTS"] == "6"
+    policy = json.loads(lam.get_policy(FunctionName=name)["Policy"])
+    assert [s["Principal"] for s in policy["Statement"]] == [{"Service": "events.amazonaws.com"}]
