@@ -237,13 +237,35 @@ def pipe_handler(queue_url: str) -> Handler:
     return handle
 
 
-def _function_of(message: dict[str, Any], override: str | None) -> str:
+def _failed_run(message: dict[str, Any], override: str | None) -> tuple[str, bytes, str | None]:
+    """The function to run again, its event and why it failed, from one reconciler dead letter.
+
+    The DLQ gets two shapes: EventBridge's dead letter (the event as the body, the target in the
+    ``TARGET_ARN`` attribute) and Lambda's on-failure record of a run whose retries ran out (the
+    function in ``requestContext.functionArn``, the event in ``requestPayload``).
+    https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-retain-records.html
+    """
+    try:
+        record = json.loads(message["Body"])
+    except ValueError:  # a body that is not JSON is not an on-failure record: read it as a dead letter
+        record = None
+    if (
+        isinstance(record, dict)
+        and isinstance(record.get("requestContext"), dict)
+        and "requestPayload" in record
+    ):
+        context = record["requestContext"]
+        function_arn = str(context.get("functionArn", ""))
+        named = override or function_arn.removesuffix(":$LATEST")
+        if not named:
+            raise ValueError("on-failure record names no function (pass --function)")
+        return named, json.dumps(record["requestPayload"]).encode(), context.get("condition")
     target = override or queue.attribute(message, "TARGET_ARN")
     if not target:
         raise ValueError("message has no TARGET_ARN attribute (pass --function)")
     if ":lambda:" not in target and not override:
         raise ValueError(f"target {target} is not a Lambda function")
-    return target
+    return target, message["Body"].encode(), queue.attribute(message, "ERROR_CODE")
 
 
 def reconciler_handler(function: str | None) -> Handler:
@@ -252,17 +274,15 @@ def reconciler_handler(function: str | None) -> Handler:
     )
 
     def handle(message: dict[str, Any], dry_run: bool) -> dict[str, Any]:
-        target = _function_of(message, function)
+        target, payload, error = _failed_run(message, function)
         outcome: dict[str, Any] = {
             "function": target,
             "rule": queue.attribute(message, "RULE_ARN"),
-            "error": queue.attribute(message, "ERROR_CODE"),
+            "error": error,
         }
         if dry_run:
             return outcome
-        response = lam.invoke(
-            FunctionName=target, InvocationType="RequestResponse", Payload=message["Body"].encode()
-        )
+        response = lam.invoke(FunctionName=target, InvocationType="RequestResponse", Payload=payload)
         if response.get("FunctionError"):
             raise RuntimeError(f"{target} failed again: {response['Payload'].read()[:300]!r}")
         return {**outcome, "status_code": response.get("StatusCode")}

@@ -270,3 +270,41 @@ def test_reconciler_replay_reinvokes_the_named_function_and_leaves_what_failed_i
     assert len(report["failed"]) == 2
     assert "they stay in the queue" in result.stderr
     assert sorted(json.loads(m["Body"])["id"] for m in receive_all(dlq)) == ["event-3", "event-4"]
+
+
+def test_reconciler_replay_reruns_a_run_whose_lambda_retries_ran_out_from_its_on_failure_record(
+    lambda_resources: Resources,
+) -> None:
+    from click.testing import CliRunner
+
+    from outreach_tools.cli.app import cli
+    from tests.unit.cli.conftest import target_flags
+
+    # GIVEN the record Lambda sends to the on-failure destination after a run's async retries ran out
+    arn = _function("outreach-test-reconciler")
+    dlq = _queue("outreach-test-reconciler-dlq")
+    record = {
+        "version": "1.0",
+        "requestContext": {
+            "requestId": "r-1",
+            "functionArn": f"{arn}:$LATEST",
+            "condition": "RetriesExhausted",
+            "approximateInvokeCount": 3,
+        },
+        "requestPayload": {"id": "event-1", "detail-type": "Scheduled Event", "detail": {}},
+        "responseContext": {"statusCode": 200, "executedVersion": "$LATEST", "functionError": "Unhandled"},
+        "responsePayload": {"errorType": "ClientError", "errorMessage": "throttled"},
+    }
+    _sqs().send_message(QueueUrl=dlq, MessageBody=json.dumps(record))
+    base = [*target_flags(lambda_resources), "--reconciler-dlq-url", dlq, "--json"]
+    # WHEN the reconciler DLQ is replayed
+    result = CliRunner().invoke(cli, [*base, "dlq", "replay", "reconciler"])
+    # THEN the function named in the record ran again with the original event, and the record is gone
+    assert result.exit_code == 0, result.output
+    [replayed] = json.loads(result.stdout)["replayed"]
+    assert (replayed["function"], replayed["error"], replayed["status_code"]) == (
+        arn,
+        "RetriesExhausted",
+        200,
+    )
+    assert receive_all(dlq) == []
