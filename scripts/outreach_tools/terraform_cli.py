@@ -17,25 +17,22 @@ import json
 import os
 import shutil
 import sys
-import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from python_terraform import IsFlagged, Terraform
 
+from outreach_tools.env_vars import overridden
+
 REPO = Path(__file__).resolve().parents[2]
 MODULES_DIR = REPO / "modules"
 ENVIRONMENTS_DIR = REPO / "terraform" / "environments"
 PLAN_FILE = "tfplan"
 BACKEND_FILE = "backend.hcl"
-
-
-_ENVIRONMENT_LOCK = threading.Lock()
 
 
 class TerraformError(RuntimeError):
@@ -83,28 +80,6 @@ def relative(path: Path) -> str:
     return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
 
 
-@contextmanager
-def environment(overrides: Mapping[str, str]) -> Iterator[None]:
-    """python-terraform runs terraform with this process's environment: set it for one call.
-
-    Calls with overrides are serialised so a concurrent call never sees another's variables.
-    """
-    if not overrides:
-        yield
-        return
-    with _ENVIRONMENT_LOCK:
-        previous = {key: os.environ.get(key) for key in overrides}
-        os.environ.update(overrides)
-        try:
-            yield
-        finally:
-            for key, value in previous.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
-
-
 def run(
     directory: Path,
     command: str,
@@ -116,7 +91,7 @@ def run(
     """Run one terraform command in ``directory``; raise TerraformError when it fails."""
     terraform = Terraform(working_dir=str(directory))
     started = time.monotonic()
-    with environment(env or {}):
+    with overridden(env or {}):
         code, out, err = terraform.cmd(command, *args, capture_output=capture, **options)
     seconds = time.monotonic() - started
     if code != 0:

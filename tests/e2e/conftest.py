@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from outreach.task_ids import normalise_url, scrape_task_id
-from outreach_tools.local_run import TERMINAL, LocalStack, local_stack
 from outreach_tools.localaws import faults as fault_injection
 from outreach_tools.localaws.async_invoke import rate_seconds
+from outreach_tools.localaws.pipeline import TERMINAL, FollowTimeout, LocalPipeline, local_pipeline
 from outreach_tools.localaws.webfarm import Site
 from outreach_tools.packaging import build_packages
 
@@ -60,7 +60,7 @@ class SitePool:
 class E2E:
     """The running stack plus what the scenarios need around it."""
 
-    stack: LocalStack
+    stack: LocalPipeline
     pool: SitePool
     figures: list[dict[str, Any]] = field(default_factory=list)
 
@@ -168,9 +168,6 @@ class E2E:
             time.sleep(0.2)
         raise AssertionError(f"no {kind} poller with {config_key}={value!r} within {timeout}s")
 
-    def busy(self) -> bool:
-        return any(s.in_flight for s in self.stack.runtime.stats.values())
-
     def wait_terminal(
         self,
         job_id: str,
@@ -180,29 +177,16 @@ class E2E:
         idle_skip: float = 300.0,
         settle: float = 1.0,
     ) -> dict[str, int]:
-        """Wait until every task of the job is terminal; returns the job counters.
-
-        When nothing is in flight and the counters did not move for ``settle`` seconds, nothing can
-        happen before a virtual deadline (visibility timeout, backoff, lease): the clock jumps
-        ``idle_skip`` virtual seconds, so idle minutes cost no wall time.
-        """
-        deadline = time.monotonic() + timeout
-        previous: dict[str, int] | None = None
-        unchanged_since = time.monotonic()
-        counts: dict[str, int] = {}
-        while time.monotonic() < deadline:
-            counts = self.stack.job_counts(job_id)
-            if sum(counts.get(s, 0) for s in TERMINAL) >= total:
-                return counts
-            now = time.monotonic()
-            if counts != previous or self.busy():
-                unchanged_since = now
-            elif idle_skip and now - unchanged_since >= settle:
-                self.stack.clock.advance(idle_skip)
-                unchanged_since = now
-            previous = counts
-            time.sleep(0.2)
-        raise AssertionError(f"job {job_id} not terminal within {timeout}s: {counts}; {self.diagnosis()}")
+        """Wait until every task of the job is terminal (the loop ``make local`` uses too)."""
+        try:
+            progress = self.stack.wait_terminal(job_id, timeout=timeout, idle_skip=idle_skip, settle=settle)
+        except FollowTimeout as exc:
+            counts = dict(exc.progress.counts)
+            raise AssertionError(
+                f"job {job_id} not terminal within {timeout}s: {counts}; {self.diagnosis()}"
+            ) from exc
+        assert progress.terminal == total, (progress.counts, total)
+        return dict(progress.counts)
 
     def diagnosis(self) -> str:
         """What the pollers did and the last delivery errors, for a failure message."""
@@ -260,7 +244,7 @@ def e2e(tmp_path_factory: pytest.TempPathFactory) -> Iterator[E2E]:
     logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)
     package_dir: Path = tmp_path_factory.mktemp("dist")
     build_packages(dist_dir=package_dir)
-    with local_stack(
+    with local_pipeline(
         sites=FARM_SITES,
         port=None,
         scale=CLOCK_SCALE,

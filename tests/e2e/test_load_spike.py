@@ -11,8 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from outreach_tools.local_run import TERMINAL
 from outreach_tools.localaws.faults import Faults
+from outreach_tools.localaws.pipeline import TERMINAL
 from outreach_tools.localaws.webfarm import DEFAULT_MIX
 from tests.e2e.conftest import E2E, FAST_KINDS, virtual_elapsed
 
