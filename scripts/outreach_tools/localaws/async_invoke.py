@@ -26,16 +26,12 @@ from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from outreach_tools.localaws.base import Journal, SourceStats, arn_parts, client
+from outreach_tools.localaws.base import Journal, SourceStats, arn_parts, client, iso_timestamp
 from outreach_tools.localaws.clock import VirtualClock
 from outreach_tools.localaws.runtime import FunctionNotFound, FunctionRuntime
 
 ASYNC_RETRY_DELAYS = (60.0, 120.0)  # Lambda waits about one minute, then two, between async attempts
 DEFAULT_EVENT_AGE = 21_600
-
-
-def _iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 @dataclass(order=True)
@@ -162,7 +158,7 @@ class AsyncInvoker:
         spec = self.runtime.spec(item.function)
         record = {
             "version": "1.0",
-            "timestamp": _iso(self.clock.now()),
+            "timestamp": iso_timestamp(self.clock.now()),
             "requestContext": {
                 "requestId": item.request_id,
                 "functionArn": f"{spec.arn}:$LATEST",
@@ -318,7 +314,7 @@ class ScheduleRunner:
     # -- one pass over the applied configuration ---------------------------------------------------
     def tick(self) -> None:
         now = self.clock.now()
-        for rule in self._paginate(self._events.list_rules, "Rules"):
+        for rule in self._paginate(self._events, "list_rules", "Rules"):
             expression = rule.get("ScheduleExpression")
             if not expression or rule.get("State") != "ENABLED":
                 continue
@@ -332,7 +328,7 @@ class ScheduleRunner:
             if now >= due:
                 self._next_fire[rule["Arn"]] = due + period
                 self._fire_rule(rule, now)
-        for summary in self._paginate(self._scheduler.list_schedules, "Schedules"):
+        for summary in self._paginate(self._scheduler, "list_schedules", "Schedules"):
             schedule = self._scheduler.get_schedule(
                 Name=summary["Name"], GroupName=summary.get("GroupName", "default")
             )
@@ -340,15 +336,9 @@ class ScheduleRunner:
         self._retry_deliveries(now)
 
     @staticmethod
-    def _paginate(operation: Any, key: str) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
-        token: str | None = None
-        while True:
-            response = operation(**({"NextToken": token} if token else {}))
-            items.extend(response.get(key, []))
-            token = response.get("NextToken")
-            if not token:
-                return items
+    def _paginate(client_: Any, operation: str, key: str) -> list[dict[str, Any]]:
+        pages = client_.get_paginator(operation).paginate()
+        return [item for page in pages for item in page.get(key, [])]
 
     def _fire_rule(self, rule: dict[str, Any], now: float) -> None:
         targets = self._events.list_targets_by_rule(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
+from datetime import UTC, datetime
 from typing import Any
 
 import boto3
@@ -97,3 +98,8 @@ class Journal:
     def entries(self, kind: str | None = None) -> list[dict[str, Any]]:
         with self._lock:
             return [dict(e) for e in self._entries if kind is None or e["kind"] == kind]
+
+
+def iso_timestamp(ts: float) -> str:
+    """A moment as AWS writes it in failure and invocation records (UTC, milliseconds, ``Z``)."""
+    return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"

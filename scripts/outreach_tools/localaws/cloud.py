@@ -106,14 +106,8 @@ class LocalCloud:
 
     # -- discovery -------------------------------------------------------------------------------
     def _mappings(self) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = []
-        marker: str | None = None
-        while True:
-            response = self._lambda.list_event_source_mappings(**({"Marker": marker} if marker else {}))
-            found.extend(response.get("EventSourceMappings", []))
-            marker = response.get("NextMarker")
-            if not marker:
-                return found
+        pages = self._lambda.get_paginator("list_event_source_mappings").paginate()
+        return [mapping for page in pages for mapping in page.get("EventSourceMappings", [])]
 
     def _pipes_described(self) -> list[dict[str, Any]]:
         described = []

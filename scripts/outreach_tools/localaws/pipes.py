@@ -16,10 +16,10 @@ import re
 import uuid
 from typing import Any
 
-from outreach_tools.localaws.base import Journal, arn_parts, client
+from outreach_tools.localaws.base import Journal, arn_parts, client, iso_timestamp
 from outreach_tools.localaws.clock import VirtualClock
 from outreach_tools.localaws.patterns import compile_filters
-from outreach_tools.localaws.stream_poller import Outcome, StreamSource, _iso
+from outreach_tools.localaws.stream_poller import Outcome, StreamSource
 
 _PLACEHOLDER = re.compile(r"<\$\.([A-Za-z0-9_.\-\[\]]+)>")
 
@@ -126,7 +126,7 @@ class PipePoller(StreamSource):
                 "approximateInvokeCount": invocations,
                 "requestId": str(uuid.uuid4()),
             },
-            "timestamp": _iso(self.clock.now()),
+            "timestamp": iso_timestamp(self.clock.now()),
             "DDBStreamBatchInfo": self.batch_info(shard_id, records),
         }
         if self.dead_letter is None:

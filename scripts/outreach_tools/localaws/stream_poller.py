@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from outreach_tools.localaws.base import Journal, SourceStats, arn_parts, client
+from outreach_tools.localaws.base import Journal, SourceStats, arn_parts, client, iso_timestamp
 from outreach_tools.localaws.clock import VirtualClock
 from outreach_tools.localaws.patterns import compile_filters, passes
 from outreach_tools.localaws.runtime import FunctionRuntime
@@ -47,10 +47,6 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, (list, tuple, set)):
         return [_jsonable(v) for v in value]
     return value
-
-
-def _iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def sequence_number(record: dict[str, Any]) -> str:
@@ -343,8 +339,8 @@ class StreamSource(abc.ABC):
             "shardId": shard_id,
             "startSequenceNumber": sequence_number(records[0]),
             "endSequenceNumber": sequence_number(records[-1]),
-            "approximateArrivalOfFirstRecord": _iso(min(times)),
-            "approximateArrivalOfLastRecord": _iso(max(times)),
+            "approximateArrivalOfFirstRecord": iso_timestamp(min(times)),
+            "approximateArrivalOfLastRecord": iso_timestamp(max(times)),
             "batchSize": len(records),
             "streamArn": self.stream_arn,
         }
@@ -456,7 +452,7 @@ class StreamMappingPoller(StreamSource):
                 "functionError": "Unhandled" if not outcome.ok else "",
             },
             "version": "1.0",
-            "timestamp": _iso(now),
+            "timestamp": iso_timestamp(now),
             "DDBStreamBatchInfo": self.batch_info(shard_id, records),
         }
         if self.on_failure is None:
