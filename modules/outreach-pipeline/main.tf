@@ -136,7 +136,7 @@ module "dashboard" {
   ])
   scraper = {
     function_name       = module.scrape_pipeline.scraper_function_name
-    maximum_concurrency = var.scrape_mapping.maximum_concurrency
+    maximum_concurrency = module.scrape_pipeline.mapping_maximum_concurrency
   }
   dispatcher_function_name = module.stream_dispatch.dispatcher_function_name
   pipe_name                = module.stream_dispatch.pipe_name

@@ -34,12 +34,12 @@ variable "alarm_topic_arn" {
 }
 
 variable "scrape_queue" {
-  description = "Scrape queue settings; see modules/scrape-pipeline (defaults: visibility 5400 s, retention 4 days, DLQ after 3 receives, DLQ retention 14 days)."
+  description = "Scrape queue settings; an attribute left out (null) takes the default of modules/scrape-pipeline, which also validates it."
   type = object({
-    visibility_timeout_seconds    = optional(number, 5400)
-    message_retention_seconds     = optional(number, 345600)
-    max_receive_count             = optional(number, 3)
-    dlq_message_retention_seconds = optional(number, 1209600)
+    visibility_timeout_seconds    = optional(number)
+    message_retention_seconds     = optional(number)
+    max_receive_count             = optional(number)
+    dlq_message_retention_seconds = optional(number)
   })
   default = {}
 }
@@ -51,48 +51,48 @@ variable "restrict_dlq_sources" {
 }
 
 variable "scraper" {
-  description = "Scraper function settings; see modules/scrape-pipeline (defaults: 420 s, 1536 MB, reserved concurrency 140)."
+  description = "Scraper function settings; an attribute left out (null) takes the default of modules/scrape-pipeline, which also validates it."
   type = object({
-    timeout_seconds        = optional(number, 420)
-    memory_mb              = optional(number, 1536)
-    reserved_concurrency   = optional(number, 140)
-    log_level              = optional(string, "INFO")
-    retry_schedule_seconds = optional(list(number), [120, 3600])
-    environment            = optional(map(string), {})
+    timeout_seconds        = optional(number)
+    memory_mb              = optional(number)
+    reserved_concurrency   = optional(number)
+    log_level              = optional(string)
+    retry_schedule_seconds = optional(list(number))
+    environment            = optional(map(string))
   })
   default = {}
 }
 
 variable "scrape_mapping" {
-  description = "Queue-to-scraper mapping settings; see modules/scrape-pipeline (defaults: batch 1, no batching window, maximum concurrency 140)."
+  description = "Queue-to-scraper mapping settings; an attribute left out (null) takes the default of modules/scrape-pipeline, which also validates it."
   type = object({
-    batch_size                         = optional(number, 1)
-    maximum_batching_window_in_seconds = optional(number, 0)
-    maximum_concurrency                = optional(number, 140)
+    batch_size                         = optional(number)
+    maximum_batching_window_in_seconds = optional(number)
+    maximum_concurrency                = optional(number)
   })
   default = {}
 }
 
 variable "stream" {
-  description = "How the tasks stream is read in either dispatch mode; see modules/stream-dispatch (defaults: TRIM_HORIZON, batch 10, parallelization 1, 3 retries, record age 3600 s)."
+  description = "How the tasks stream is read in either dispatch mode; an attribute left out (null) takes the default of modules/stream-dispatch, which also validates it."
   type = object({
-    starting_position                  = optional(string, "TRIM_HORIZON")
-    batch_size                         = optional(number, 10)
-    maximum_batching_window_in_seconds = optional(number, 0)
-    parallelization_factor             = optional(number, 1)
-    maximum_retry_attempts             = optional(number, 3)
-    maximum_record_age_in_seconds      = optional(number, 3600)
+    starting_position                  = optional(string)
+    batch_size                         = optional(number)
+    maximum_batching_window_in_seconds = optional(number)
+    parallelization_factor             = optional(number)
+    maximum_retry_attempts             = optional(number)
+    maximum_record_age_in_seconds      = optional(number)
   })
   default = {}
 }
 
 variable "dispatcher" {
-  description = "Dispatcher function settings (lambda dispatch mode)."
+  description = "Dispatcher function settings (lambda dispatch mode); an attribute left out (null) takes the default of modules/stream-dispatch."
   type = object({
-    timeout_seconds      = optional(number, 60)
-    memory_mb            = optional(number, 256)
+    timeout_seconds      = optional(number)
+    memory_mb            = optional(number)
     reserved_concurrency = optional(number)
-    log_level            = optional(string, "INFO")
+    log_level            = optional(string)
   })
   default = {}
 }
@@ -137,7 +137,7 @@ variable "scrape_reconciler" {
   type = object({
     schedule_expression = optional(string)
     timeout_seconds     = optional(number)
-    log_level           = optional(string, "INFO")
+    log_level           = optional(string)
     message_lifetimes   = optional(number, 2)
   })
   default = {}

@@ -77,3 +77,8 @@ output "max_receive_count" {
   description = "Receives a scrape message gets before SQS moves it to the DLQ."
   value       = var.queue.max_receive_count
 }
+
+output "mapping_maximum_concurrency" {
+  description = "The scrape mapping's maximum concurrency as applied (the dashboard's scraper capacity line)."
+  value       = aws_lambda_event_source_mapping.scrape_queue.scaling_config[0].maximum_concurrency
+}
