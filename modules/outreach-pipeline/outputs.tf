@@ -105,3 +105,8 @@ output "reconciler_thresholds" {
     running_after_seconds = module.scrape_pipeline.redelivery_horizon_seconds
   }
 }
+
+output "results_expiration_days" {
+  description = "Days after which scrape results expire (null: kept)."
+  value       = var.results_expiration_days
+}

@@ -17,15 +17,18 @@ locals {
   lambda_mode = var.dispatch_mode == "lambda"
   pipe_mode   = var.dispatch_mode == "pipe"
 
+  # DynamoDB event source mappings filter on the `dynamodb` key only
+  # (https://docs.aws.amazon.com/lambda/latest/dg/with-ddb-filtering.html), so "became Pending" is
+  # told by the old image: none (an insert: the status leaf is absent) or one with another status.
+  # The dispatcher checks the same rule again on every record it gets.
   becomes_pending_patterns = [
     jsonencode({
-      eventName = ["INSERT"]
       dynamodb = {
         NewImage = { kind = { S = ["scrape"] }, status = { S = ["Pending"] } }
+        OldImage = { status = { S = [{ exists = false }] } }
       }
     }),
     jsonencode({
-      eventName = ["MODIFY"]
       dynamodb = {
         NewImage = { kind = { S = ["scrape"] }, status = { S = ["Pending"] } }
         OldImage = { status = { S = [{ "anything-but" = ["Pending"] }] } }

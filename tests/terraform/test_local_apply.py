@@ -32,11 +32,12 @@ PIPE_ENV = "tfapply-pipe"
 
 BECOMES_PENDING = [
     {
-        "eventName": ["INSERT"],
-        "dynamodb": {"NewImage": {"kind": {"S": ["scrape"]}, "status": {"S": ["Pending"]}}},
+        "dynamodb": {
+            "NewImage": {"kind": {"S": ["scrape"]}, "status": {"S": ["Pending"]}},
+            "OldImage": {"status": {"S": [{"exists": False}]}},
+        },
     },
     {
-        "eventName": ["MODIFY"],
         "dynamodb": {
             "NewImage": {"kind": {"S": ["scrape"]}, "status": {"S": ["Pending"]}},
             "OldImage": {"status": {"S": [{"anything-but": ["Pending"]}]}},

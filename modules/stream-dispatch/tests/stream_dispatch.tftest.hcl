@@ -60,10 +60,12 @@ run "filter_passes_an_insert_of_a_pending_scrape_task" {
 
   assert {
     condition = jsondecode(output.filter_patterns[0]) == {
-      eventName = ["INSERT"]
-      dynamodb  = { NewImage = { kind = { S = ["scrape"] }, status = { S = ["Pending"] } } }
+      dynamodb = {
+        NewImage = { kind = { S = ["scrape"] }, status = { S = ["Pending"] } }
+        OldImage = { status = { S = [{ exists = false }] } }
+      }
     }
-    error_message = "An INSERT of a scrape task in status Pending must pass the filter."
+    error_message = "An INSERT (no old image) of a scrape task in status Pending must pass the filter."
   }
 }
 
@@ -72,7 +74,6 @@ run "filter_passes_a_modify_that_makes_a_scrape_task_pending" {
 
   assert {
     condition = jsondecode(output.filter_patterns[1]) == {
-      eventName = ["MODIFY"]
       dynamodb = {
         NewImage = { kind = { S = ["scrape"] }, status = { S = ["Pending"] } }
         OldImage = { status = { S = [{ "anything-but" = ["Pending"] }] } }
@@ -84,6 +85,11 @@ run "filter_passes_a_modify_that_makes_a_scrape_task_pending" {
   assert {
     condition     = length(output.filter_patterns) == 2
     error_message = "Nothing else may pass the filter."
+  }
+
+  assert {
+    condition     = alltrue([for p in output.filter_patterns : keys(jsondecode(p)) == ["dynamodb"]])
+    error_message = "DynamoDB event source mappings filter on the dynamodb key only."
   }
 }
 

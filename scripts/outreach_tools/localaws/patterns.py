@@ -36,13 +36,29 @@ def matches(pattern: Mapping[str, Any], event: Any) -> bool:
     for key, rule in pattern.items():
         value = event.get(key, _MISSING)
         if isinstance(rule, Mapping):
-            if value is _MISSING or not matches(rule, value):
+            if value is _MISSING:
+                # A pattern names leaf paths: an absent object means every leaf below it is absent,
+                # which only an `exists: false` leaf accepts (an INSERT record has no OldImage).
+                if not _only_absence(rule):
+                    return False
+            elif not matches(rule, value):
                 return False
         elif isinstance(rule, list):
             if not _field_matches(rule, value):
                 return False
         else:
             raise PatternError(f"pattern field {key!r} must be an object or a list, got {rule!r}")
+    return True
+
+
+def _only_absence(pattern: Mapping[str, Any]) -> bool:
+    """True if every leaf under ``pattern`` accepts an absent value (``[{"exists": false}]``)."""
+    for rule in pattern.values():
+        if isinstance(rule, Mapping):
+            if not _only_absence(rule):
+                return False
+        elif not any(isinstance(r, Mapping) and r.get("exists") is False for r in rule):
+            return False
     return True
 
 

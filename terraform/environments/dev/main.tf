@@ -37,6 +37,9 @@ module "pipeline" {
   alarm_topic_arn    = local.alarm_topic_arn
   log_retention_days = var.log_retention_days
 
+  # dev's results are throwaway: they expire instead of piling up.
+  results_expiration_days = var.results_expiration_days
+
   scraper        = { reserved_concurrency = var.scraper_concurrency }
   scrape_mapping = { maximum_concurrency = var.scraper_concurrency }
 }

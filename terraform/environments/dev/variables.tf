@@ -41,3 +41,9 @@ variable "log_retention_days" {
   description = "Days CloudWatch keeps function logs."
   type        = number
 }
+
+variable "results_expiration_days" {
+  description = "Days dev keeps scrape results."
+  type        = number
+  default     = 30
+}

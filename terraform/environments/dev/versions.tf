@@ -1,5 +1,6 @@
 terraform {
-  required_version = ">= 1.9.0"
+  # 1.10 for the S3 backend's use_lockfile (backend.hcl.example); 1.9 for cross-variable validations.
+  required_version = ">= 1.10.0"
 
   required_providers {
     aws = {

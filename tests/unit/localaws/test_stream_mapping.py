@@ -20,15 +20,16 @@ BECOMES_PENDING = {
         {
             "Pattern": json.dumps(
                 {
-                    "eventName": ["INSERT"],
-                    "dynamodb": {"NewImage": {"kind": {"S": ["scrape"]}, "status": {"S": ["Pending"]}}},
+                    "dynamodb": {
+                        "NewImage": {"kind": {"S": ["scrape"]}, "status": {"S": ["Pending"]}},
+                        "OldImage": {"status": {"S": [{"exists": False}]}},
+                    },
                 }
             )
         },
         {
             "Pattern": json.dumps(
                 {
-                    "eventName": ["MODIFY"],
                     "dynamodb": {
                         "NewImage": {"kind": {"S": ["scrape"]}, "status": {"S": ["Pending"]}},
                         "OldImage": {"status": {"S": [{"anything-but": ["Pending"]}]}},

@@ -44,3 +44,12 @@ run "dev_alarms_go_to_the_root_topic" {
     error_message = "The pipeline's alarms notify the root's topic."
   }
 }
+
+run "dev_results_expire_after_30_days" {
+  command = plan
+
+  assert {
+    condition     = var.results_expiration_days == 30 && module.pipeline.results_expiration_days == 30
+    error_message = "dev keeps scrape results for 30 days, not forever."
+  }
+}
