@@ -63,6 +63,7 @@ module "stream_dispatch" {
   failure_bucket_name            = "${local.name_prefix}-failures-${local.bucket_suffix}"
   failure_record_expiration_days = var.failure_record_expiration_days
   failure_notification_topic_arn = var.alarm_topic_arn
+  pipe_source_settle_seconds     = var.pipe_source_settle_seconds
   force_destroy_buckets          = var.force_destroy_buckets
   powertools_metrics_namespace   = local.metrics_namespace
   log_retention_days             = var.log_retention_days

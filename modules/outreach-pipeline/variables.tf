@@ -147,3 +147,9 @@ variable "scrape_reconciler" {
     error_message = "scrape_reconciler.message_lifetimes must be a whole number from 1 to 5."
   }
 }
+
+variable "pipe_source_settle_seconds" {
+  description = "Pipe mode: the one-time wait before the pipe is created; null takes modules/stream-dispatch's default (0 only on an emulator without IAM)."
+  type        = number
+  default     = null
+}

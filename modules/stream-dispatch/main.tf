@@ -242,6 +242,21 @@ resource "aws_iam_role_policy" "pipe" {
   })
 }
 
+# A pipe whose DynamoDB stream source and role are created in the same apply is refused ("Cannot
+# access stream ... ensure the customer role can perform actions on source stream") until IAM and the
+# new stream have settled; the provider does not retry it (terraform-provider-aws issue 40572, where
+# waits above 90 s were needed). With the aws provider and Terraform built-ins alone, the wait is a
+# terraform_data whose local-exec sleeps once, whenever the stream or the role's policy changes.
+resource "terraform_data" "pipe_source_settle" {
+  count = local.pipe_mode && var.pipe_source_settle_seconds > 0 ? 1 : 0
+
+  triggers_replace = [var.tasks_table.stream_arn, aws_iam_role_policy.pipe[0].policy]
+
+  provisioner "local-exec" {
+    command = "sleep ${var.pipe_source_settle_seconds}"
+  }
+}
+
 resource "aws_pipes_pipe" "dispatch" {
   count = local.pipe_mode ? 1 : 0
 
@@ -281,8 +296,8 @@ resource "aws_pipes_pipe" "dispatch" {
     input_template = local.pipe_input_template
   }
 
-  # The pipe validates its role when it starts.
-  depends_on = [aws_iam_role_policy.pipe]
+  # The pipe validates its role and source when it is created.
+  depends_on = [aws_iam_role_policy.pipe, terraform_data.pipe_source_settle]
 }
 
 resource "aws_cloudwatch_metric_alarm" "pipe_dlq_not_empty" {

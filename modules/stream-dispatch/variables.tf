@@ -175,3 +175,15 @@ variable "failure_notification_topic_arn" {
     error_message = "failure_notification_topic_arn must be an SNS topic ARN."
   }
 }
+
+variable "pipe_source_settle_seconds" {
+  description = "Seconds to wait, once, between creating the pipe's role policy (and a new stream) and creating the pipe (pipe mode), so AWS can see the role's access to the stream (see main.tf). 0 skips the wait, for an emulator without IAM."
+  type        = number
+  default     = 120
+  nullable    = false
+
+  validation {
+    condition     = var.pipe_source_settle_seconds >= 0 && var.pipe_source_settle_seconds <= 600 && floor(var.pipe_source_settle_seconds) == var.pipe_source_settle_seconds
+    error_message = "pipe_source_settle_seconds must be a whole number from 0 to 600."
+  }
+}

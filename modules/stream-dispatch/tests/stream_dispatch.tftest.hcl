@@ -420,3 +420,25 @@ run "rejects_lambda_mode_without_a_package" {
 
   expect_failures = [var.package_path]
 }
+
+run "pipe_mode_waits_once_for_the_role_and_stream_before_creating_the_pipe" {
+  command = plan
+
+  variables {
+    dispatch_mode = "pipe"
+  }
+
+  assert {
+    condition     = length(terraform_data.pipe_source_settle) == 1
+    error_message = "In pipe mode the pipe waits for IAM to settle (provider issue 40572)."
+  }
+}
+
+run "lambda_mode_needs_no_pipe_wait" {
+  command = plan
+
+  assert {
+    condition     = length(terraform_data.pipe_source_settle) == 0
+    error_message = "Only pipe mode waits."
+  }
+}

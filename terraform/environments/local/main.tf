@@ -72,6 +72,9 @@ module "pipeline" {
   # until it times out: the one setting that differs from the cloud environments.
   restrict_dlq_sources = false
 
+  # The emulator has no IAM to propagate: the pipe needs no wait before it is created.
+  pipe_source_settle_seconds = 0
+
   # A throwaway emulator: let `terraform destroy` clear it.
   deletion_protection   = false
   force_destroy_buckets = true
