@@ -22,8 +22,9 @@ import pytest
 
 from outreach.task_ids import normalise_url, scrape_task_id
 from outreach_tools.localaws import faults as fault_injection
-from outreach_tools.localaws.async_invoke import rate_seconds
+from outreach_tools.localaws.applied_config import SqsMappingConfig
 from outreach_tools.localaws.pipeline import TERMINAL, FollowTimeout, LocalPipeline, local_pipeline
+from outreach_tools.localaws.schedules import rate_seconds
 from outreach_tools.localaws.webfarm import Site
 from outreach_tools.packaging import build_packages
 
@@ -157,16 +158,15 @@ class E2E:
         assert len(pollers) == 1
         return pollers[0].stats.as_dict()
 
-    def wait_for_poller(self, kind: str, config_key: str, value: Any, timeout: float = 30.0) -> None:
-        """Wait until the discovery loop runs a poller of ``kind`` started from the changed config."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for entry in self.stack.cloud.pollers(kind):
-                mapping = getattr(entry, "mapping", {})
-                if mapping.get(config_key) == value:
-                    return
-            time.sleep(0.2)
-        raise AssertionError(f"no {kind} poller with {config_key}={value!r} within {timeout}s")
+    def wait_for_scraper_poller(self, timeout: float = 30.0) -> SqsMappingConfig:
+        """Wait until the scrape mapping's poller runs what the Lambda API now reports; returns it."""
+        applied = SqsMappingConfig.from_mapping(self.scraper_mapping())
+        self.wait_until(
+            lambda: any(poller.config == applied for poller in self.stack.cloud.pollers("sqs")),
+            timeout=timeout,
+            what=f"an SQS poller running {applied}",
+        )
+        return applied
 
     def wait_terminal(
         self,

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from outreach_tools.localaws.applied_config import SqsMappingConfig
 from outreach_tools.localaws.faults import Faults
 from outreach_tools.localaws.pipeline import TERMINAL
 from outreach_tools.localaws.webfarm import DEFAULT_MIX
@@ -89,15 +90,14 @@ def test_a_spike_of_tasks_stays_within_the_applied_maximum_concurrency_and_loses
 def lowered_maximum(e2e: E2E) -> Iterator[int]:
     """The scrape mapping's MaximumConcurrency lowered through the Lambda API, restored afterwards."""
     mapping = e2e.scraper_mapping()
-    applied = mapping["ScalingConfig"]
     lam = e2e.stack.client("lambda")
     lam.update_event_source_mapping(
         UUID=mapping["UUID"], ScalingConfig={"MaximumConcurrency": LOWERED_MAXIMUM}
     )
-    e2e.wait_for_poller("sqs", "ScalingConfig", {"MaximumConcurrency": LOWERED_MAXIMUM})
+    assert e2e.wait_for_scraper_poller().maximum_concurrency == LOWERED_MAXIMUM
     yield LOWERED_MAXIMUM
-    lam.update_event_source_mapping(UUID=mapping["UUID"], ScalingConfig=applied)
-    e2e.wait_for_poller("sqs", "ScalingConfig", applied)
+    lam.update_event_source_mapping(UUID=mapping["UUID"], ScalingConfig=mapping["ScalingConfig"])
+    assert e2e.wait_for_scraper_poller() == SqsMappingConfig.from_mapping(mapping)
 
 
 def test_a_lowered_maximum_concurrency_is_reached_and_never_exceeded(

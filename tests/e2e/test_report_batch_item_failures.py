@@ -18,6 +18,7 @@ from collections.abc import Iterator
 import pytest
 
 from outreach.results import result_key
+from outreach_tools.localaws.applied_config import SqsMappingConfig
 from outreach_tools.localaws.faults import Faults
 from tests.e2e.conftest import E2E, epoch, virtual_elapsed
 
@@ -68,10 +69,10 @@ def without_report_batch_item_failures(e2e: E2E) -> Iterator[None]:
     mapping = e2e.scraper_mapping()
     lam = e2e.stack.client("lambda")
     lam.update_event_source_mapping(UUID=mapping["UUID"], FunctionResponseTypes=[])
-    e2e.wait_for_poller("sqs", "FunctionResponseTypes", [])
+    assert not e2e.wait_for_scraper_poller().report_failures
     yield
     lam.update_event_source_mapping(UUID=mapping["UUID"], FunctionResponseTypes=["ReportBatchItemFailures"])
-    e2e.wait_for_poller("sqs", "FunctionResponseTypes", ["ReportBatchItemFailures"])
+    assert e2e.wait_for_scraper_poller() == SqsMappingConfig.from_mapping(mapping)
 
 
 def test_without_report_batch_item_failures_reported_failures_are_lost_until_the_reconciler_requeues_them(

@@ -1,16 +1,12 @@
-"""Asynchronous invocation (Lambda's event queue) and the schedulers that use it.
+"""Asynchronous invocation: Lambda's event queue, its retries of function errors and its destinations.
 
-Two layers, as in AWS:
-1. Delivery: an EventBridge rule target or a Scheduler schedule hands the event to Lambda. Only a
-   failure of that hand-over (function missing, permission missing) is retried with the target's or
-   schedule's RetryPolicy and then sent to its DeadLetterConfig queue
-   (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html,
-   https://docs.aws.amazon.com/scheduler/latest/UserGuide/configuring-schedule-dlq.html).
-2. Execution: once accepted, a function error is retried by Lambda's async invocation: the function's
-   event invoke config (MaximumRetryAttempts 0-2, default 2, about 1 then 2 minutes apart;
-   MaximumEventAgeInSeconds, default 6 hours), then the on-failure destination or dead-letter queue
-   (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html,
-   invocation-async-retain-records.html).
+Once Lambda has accepted an event (``submit``; a refusal is the caller's delivery failure, see
+``schedules``), a function error is retried as the function's event invoke config says
+(MaximumRetryAttempts 0-2, default 2, about 1 then 2 minutes apart; MaximumEventAgeInSeconds,
+default 6 hours), then the invocation record goes to the on-failure destination, or the event to the
+function's dead-letter queue
+(https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html,
+invocation-async-retain-records.html).
 """
 
 from __future__ import annotations
@@ -18,17 +14,14 @@ from __future__ import annotations
 import heapq
 import itertools
 import json
-import re
 import threading
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
-from zoneinfo import ZoneInfo
 
-from outreach_tools.localaws.base import Journal, SourceStats, arn_parts, client, iso_timestamp
+from outreach_tools.localaws.base import Journal, SourceStats, arn_parts, client, iso_timestamp, send_to_queue
 from outreach_tools.localaws.clock import VirtualClock
-from outreach_tools.localaws.runtime import FunctionNotFound, FunctionRuntime
+from outreach_tools.localaws.runtime import FunctionRuntime
 
 ASYNC_RETRY_DELAYS = (60.0, 120.0)  # Lambda waits about one minute, then two, between async attempts
 DEFAULT_EVENT_AGE = 21_600
@@ -192,14 +185,14 @@ class AsyncInvoker:
                 "ErrorCode": "200",
                 "ErrorMessage": (error or {}).get("errorMessage") or condition,
             }
-            _send_to_queue(self.endpoint, target, json.dumps(item.event), attributes)
+            send_to_queue(self.endpoint, target, json.dumps(item.event), attributes)
         self.stats.add(discarded_records=1)
 
     def _send_record(self, destination: str, record: dict[str, Any], function: str) -> None:
         service, region, _, resource = arn_parts(destination)
         body = json.dumps(record)
         if service == "sqs":
-            _send_to_queue(self.endpoint, destination, body, {})
+            send_to_queue(self.endpoint, destination, body, {})
         elif service == "sns":
             client("sns", self.endpoint, region).publish(TopicArn=destination, Message=body)
         elif service == "s3":
@@ -218,241 +211,3 @@ class AsyncInvoker:
                     }
                 ]
             )
-
-
-def _send_to_queue(endpoint: str, queue_arn: str, body: str, attributes: dict[str, str]) -> None:
-    _, region, account, name = arn_parts(queue_arn)
-    sqs = client("sqs", endpoint, region)
-    url = sqs.get_queue_url(QueueName=name, QueueOwnerAWSAccountId=account)["QueueUrl"]
-    sqs.send_message(
-        QueueUrl=url,
-        MessageBody=body,
-        MessageAttributes={k: {"DataType": "String", "StringValue": v} for k, v in attributes.items()},
-    )
-
-
-# --- schedule expressions -------------------------------------------------------------------------
-_RATE = re.compile(r"^rate\((\d+)\s+(minute|minutes|hour|hours|day|days)\)$")
-_AT = re.compile(r"^at\((\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\)$")
-_UNIT_SECONDS = {"minute": 60, "hour": 3600, "day": 86400}
-
-
-def rate_seconds(expression: str) -> int | None:
-    match = _RATE.match(expression.strip())
-    if not match:
-        return None
-    return int(match.group(1)) * _UNIT_SECONDS[match.group(2).rstrip("s")]
-
-
-def at_timestamp(expression: str, timezone: str | None = None) -> float | None:
-    match = _AT.match(expression.strip())
-    if not match:
-        return None
-    moment = datetime.strptime(match.group(1), "%Y-%m-%dT%H:%M:%S").replace(
-        tzinfo=ZoneInfo(timezone or "UTC")
-    )
-    return moment.timestamp()
-
-
-@dataclass
-class _Delivery:
-    """One hand-over of an event to Lambda, with the source's retry policy for delivery failures."""
-
-    source_arn: str
-    target: dict[str, Any]
-    event: Any
-    first_attempt: float
-    attempts: int = 0
-    due: float = 0.0
-
-
-class ScheduleRunner:
-    """Fires EventBridge rules with rate() and Scheduler schedules with at()/rate() on the virtual clock."""
-
-    def __init__(
-        self,
-        invoker: AsyncInvoker,
-        clock: VirtualClock,
-        endpoint: str,
-        *,
-        journal: Journal | None = None,
-        region: str = "us-east-1",
-        tick_real_seconds: float = 0.05,
-    ) -> None:
-        self.invoker = invoker
-        self.clock = clock
-        self.endpoint = endpoint
-        self.region = region
-        self.journal = journal or Journal()
-        self.stats: dict[str, SourceStats] = {}
-        self._events = client("events", endpoint, region)
-        self._scheduler = client("scheduler", endpoint, region)
-        self._lambda = client("lambda", endpoint, region)
-        self._next_fire: dict[str, float] = {}
-        self._fired_once: set[str] = set()
-        self._retrying: list[_Delivery] = []
-        self._tick = tick_real_seconds
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="schedules", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=30)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.tick()
-            except Exception as exc:  # keep firing later ticks; the error is on record
-                self.journal.record("schedule.runner_error", error=repr(exc))
-            self._stop.wait(self._tick)
-
-    # -- one pass over the applied configuration ---------------------------------------------------
-    def tick(self) -> None:
-        now = self.clock.now()
-        for rule in self._paginate(self._events, "list_rules", "Rules"):
-            expression = rule.get("ScheduleExpression")
-            if not expression or rule.get("State") != "ENABLED":
-                continue
-            period = rate_seconds(expression)
-            if period is None:
-                self.journal.record(
-                    "schedule.unsupported_expression", source=rule["Arn"], expression=expression
-                )
-                continue
-            due = self._next_fire.setdefault(rule["Arn"], now + period)
-            if now >= due:
-                self._next_fire[rule["Arn"]] = due + period
-                self._fire_rule(rule, now)
-        for summary in self._paginate(self._scheduler, "list_schedules", "Schedules"):
-            schedule = self._scheduler.get_schedule(
-                Name=summary["Name"], GroupName=summary.get("GroupName", "default")
-            )
-            self._consider_schedule(schedule, now)
-        self._retry_deliveries(now)
-
-    @staticmethod
-    def _paginate(client_: Any, operation: str, key: str) -> list[dict[str, Any]]:
-        pages = client_.get_paginator(operation).paginate()
-        return [item for page in pages for item in page.get(key, [])]
-
-    def _fire_rule(self, rule: dict[str, Any], now: float) -> None:
-        targets = self._events.list_targets_by_rule(
-            Rule=rule["Name"], EventBusName=rule.get("EventBusName", "default")
-        )
-        for target in targets.get("Targets", []):
-            if "Input" in target:
-                event: Any = json.loads(target["Input"])
-            else:
-                event = {
-                    "version": "0",
-                    "id": str(uuid.uuid4()),
-                    "detail-type": "Scheduled Event",
-                    "source": "aws.events",
-                    "account": arn_parts(rule["Arn"])[2],
-                    "time": datetime.fromtimestamp(now, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                    "region": self.region,
-                    "resources": [rule["Arn"]],
-                    "detail": {},
-                }
-            self._deliver(_Delivery(rule["Arn"], target, event, now), now)
-
-    def _consider_schedule(self, schedule: dict[str, Any], now: float) -> None:
-        arn = schedule["Arn"]
-        if schedule.get("State", "ENABLED") != "ENABLED":
-            return
-        expression = schedule["ScheduleExpression"]
-        start = schedule.get("StartDate")
-        end = schedule.get("EndDate")
-        if start is not None and now < start.timestamp():
-            return
-        if end is not None and now > end.timestamp():
-            return
-        target = schedule["Target"]
-        event = json.loads(target["Input"]) if target.get("Input") else {}
-        one_time = at_timestamp(expression, schedule.get("ScheduleExpressionTimezone"))
-        if one_time is not None:
-            if arn in self._fired_once or now < one_time:
-                return
-            self._fired_once.add(arn)
-            self._deliver(_Delivery(arn, target, event, now), now)
-            if schedule.get("ActionAfterCompletion") == "DELETE":
-                self._scheduler.delete_schedule(
-                    Name=schedule["Name"], GroupName=schedule.get("GroupName", "default")
-                )
-                self.journal.record("schedule.deleted_after_completion", source=arn)
-            return
-        period = rate_seconds(expression)
-        if period is None:
-            self.journal.record("schedule.unsupported_expression", source=arn, expression=expression)
-            return
-        due = self._next_fire.setdefault(arn, now + period)
-        if now >= due:
-            self._next_fire[arn] = due + period
-            self._deliver(_Delivery(arn, target, event, now), now)
-
-    # -- delivery with the source's retry policy -------------------------------------------------------
-    def _stats(self, source: str) -> SourceStats:
-        return self.stats.setdefault(source, SourceStats())
-
-    def _deliver(self, delivery: _Delivery, now: float) -> None:
-        delivery.attempts += 1
-        stats = self._stats(delivery.source_arn)
-        reason = self._refusal(delivery)
-        if reason is None:
-            self.invoker.submit(delivery.target["Arn"], delivery.event)
-            stats.add(invocations=1)
-            return
-        stats.add(delivery_failures=1)
-        policy = delivery.target.get("RetryPolicy") or {}
-        max_attempts = int(policy.get("MaximumRetryAttempts", 185))
-        max_age = int(policy.get("MaximumEventAgeInSeconds", 86_400))
-        if delivery.attempts - 1 < max_attempts and now - delivery.first_attempt < max_age:
-            delivery.due = now + min(2**delivery.attempts, 300)
-            self._retrying.append(delivery)
-            return
-        self.journal.record("schedule.delivery_failed", source=delivery.source_arn, reason=reason)
-        dead_letter = (delivery.target.get("DeadLetterConfig") or {}).get("Arn")
-        if dead_letter:
-            _send_to_queue(
-                self.endpoint,
-                dead_letter,
-                json.dumps(delivery.event),
-                {
-                    "RULE_ARN": delivery.source_arn,
-                    "TARGET_ARN": delivery.target["Arn"],
-                    "ERROR_CODE": reason[0],
-                    "ERROR_MESSAGE": reason[1],
-                },
-            )
-
-    def _retry_deliveries(self, now: float) -> None:
-        due = [d for d in self._retrying if d.due <= now]
-        self._retrying = [d for d in self._retrying if d.due > now]
-        for delivery in due:
-            self._deliver(delivery, now)
-
-    def _refusal(self, delivery: _Delivery) -> tuple[str, str] | None:
-        """Why Lambda would refuse the hand-over, or None. Rules need a resource-based permission."""
-        function = delivery.target["Arn"]
-        try:
-            self.invoker.runtime.spec(function, fresh=True)
-        except FunctionNotFound:
-            return ("ResourceNotFoundException", f"Function not found: {function}")
-        if ":rule/" not in delivery.source_arn:
-            return None  # Scheduler invokes with the schedule's execution role
-        try:
-            policy = json.loads(self._lambda.get_policy(FunctionName=function)["Policy"])
-        except self._lambda.exceptions.ResourceNotFoundException:
-            return ("AccessDeniedException", "no resource-based policy allows events.amazonaws.com")
-        for statement in policy.get("Statement", []):
-            principal = statement.get("Principal", {})
-            service = principal.get("Service") if isinstance(principal, dict) else principal
-            condition = statement.get("Condition", {}).get("ArnLike", {}).get("AWS:SourceArn")
-            if service == "events.amazonaws.com" and condition in (None, delivery.source_arn):
-                return None
-        return ("AccessDeniedException", "no resource-based policy allows this rule to invoke the function")

@@ -1,22 +1,30 @@
 """The embedded AWS's control loop: discovers the applied configuration and runs its deliveries.
 
-Every few seconds it lists event source mappings, pipes, rules and schedules on the emulator and
-starts, restarts (configuration changed; stream checkpoints carried over) or stops the matching
-pollers, so what runs is always what Terraform applied.
+Every few seconds it lists event source mappings, pipes, rules and schedules on the emulator, reads
+each into its typed shape (``applied_config``) and starts, restarts (the shape changed; stream
+checkpoints carried over) or stops the matching pollers, so what runs is always what Terraform
+applied.
 """
 
 from __future__ import annotations
 
-import json
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from outreach_tools.localaws.async_invoke import AsyncInvoker, ScheduleRunner
+from outreach_tools.localaws.applied_config import (
+    AppliedConfig,
+    PipeConfig,
+    SqsMappingConfig,
+    StreamMappingConfig,
+    mapping_config,
+)
+from outreach_tools.localaws.async_invoke import AsyncInvoker
 from outreach_tools.localaws.base import Journal, SourceStats, client
 from outreach_tools.localaws.clock import VirtualClock
 from outreach_tools.localaws.pipes import PipePoller
 from outreach_tools.localaws.runtime import FunctionRuntime
+from outreach_tools.localaws.schedules import ScheduleRunner
 from outreach_tools.localaws.sqs_poller import SqsMappingPoller
 from outreach_tools.localaws.stream_poller import StreamMappingPoller
 
@@ -25,21 +33,9 @@ Poller = SqsMappingPoller | StreamMappingPoller | PipePoller
 
 @dataclass
 class _Running:
-    fingerprint: str
+    config: AppliedConfig
     poller: Poller
     kind: str
-    config: dict[str, Any] = field(default_factory=dict)
-
-
-def _fingerprint(config: dict[str, Any]) -> str:
-    volatile = {
-        "LastModified",
-        "LastProcessingResult",
-        "StateTransitionReason",
-        "CurrentState",
-        "StateReason",
-    }
-    return json.dumps({k: v for k, v in config.items() if k not in volatile}, sort_keys=True, default=str)
 
 
 class LocalCloud:
@@ -117,23 +113,26 @@ class LocalCloud:
             described.append(pipe)
         return described
 
-    def refresh(self) -> None:
-        wanted: dict[str, tuple[str, dict[str, Any]]] = {}
+    def _applied(self) -> dict[str, AppliedConfig]:
+        """The enabled mappings on queues and streams and the running pipes on streams, by id."""
+        applied: dict[str, AppliedConfig] = {}
         for mapping in self._mappings():
             if mapping.get("State", "Enabled") not in ("Enabled", "Creating", "Updating"):
                 continue
-            source = mapping.get("EventSourceArn", "")
-            if ":sqs:" in source:
-                wanted[mapping["UUID"]] = ("sqs", mapping)
-            elif ":dynamodb:" in source and "/stream/" in source:
-                wanted[mapping["UUID"]] = ("stream", mapping)
+            config = mapping_config(mapping)
+            if config is not None:
+                applied[config.uuid] = config
         for pipe in self._pipes_described():
             if pipe.get("DesiredState", "RUNNING") == "RUNNING" and ":dynamodb:" in pipe.get("Source", ""):
-                wanted[pipe["Arn"]] = ("pipe", pipe)
+                applied[pipe["Arn"]] = PipeConfig.from_pipe(pipe)
+        return applied
+
+    def refresh(self) -> None:
+        wanted = self._applied()
         with self._lock:
             for key in list(self._running):
                 entry = self._running[key]
-                if key not in wanted or _fingerprint(wanted[key][1]) != entry.fingerprint:
+                if wanted.get(key) != entry.config:
                     entry.poller.stop()
                     self._retired[key] = entry.poller.stats
                     del self._running[key]
@@ -141,25 +140,28 @@ class LocalCloud:
                     if key in wanted:
                         old = entry.poller
                         checkpoints = old.checkpoints() if not isinstance(old, SqsMappingPoller) else {}
-                        self._start(key, *wanted[key], checkpoints=checkpoints)
-            for key, (kind, config) in wanted.items():
+                        self._start(key, wanted[key], checkpoints=checkpoints)
+            for key, config in wanted.items():
                 if key not in self._running:
-                    self._start(key, kind, config, checkpoints={})
+                    self._start(key, config, checkpoints={})
 
-    def _start(self, key: str, kind: str, config: dict[str, Any], *, checkpoints: dict[str, str]) -> None:
+    def _start(self, key: str, config: AppliedConfig, *, checkpoints: dict[str, str]) -> None:
         poller: Poller
-        if kind == "sqs":
+        if isinstance(config, SqsMappingConfig):
+            kind = "sqs"
             poller = SqsMappingPoller(config, self.runtime, self.clock, self.endpoint, journal=self.journal)
-        elif kind == "stream":
+        elif isinstance(config, StreamMappingConfig):
+            kind = "stream"
             poller = StreamMappingPoller(
                 config, self.runtime, self.clock, self.endpoint, journal=self.journal, checkpoints=checkpoints
             )
         else:
+            kind = "pipe"
             poller = PipePoller(
                 config, self.clock, self.endpoint, journal=self.journal, checkpoints=checkpoints
             )
         poller.start()
-        self._running[key] = _Running(_fingerprint(config), poller, kind, config)
+        self._running[key] = _Running(config, poller, kind)
         self.journal.record("cloud.started", source=key, source_kind=kind)
 
     # -- reporting -------------------------------------------------------------------------------

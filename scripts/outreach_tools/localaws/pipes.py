@@ -16,10 +16,10 @@ import re
 import uuid
 from typing import Any
 
+from outreach_tools.localaws.applied_config import PipeConfig
 from outreach_tools.localaws.base import Journal, arn_parts, client, iso_timestamp
 from outreach_tools.localaws.clock import VirtualClock
-from outreach_tools.localaws.patterns import compile_filters
-from outreach_tools.localaws.stream_poller import Outcome, StreamSource
+from outreach_tools.localaws.stream_shards import Outcome, StreamSource
 
 _PLACEHOLDER = re.compile(r"<\$\.([A-Za-z0-9_.\-\[\]]+)>")
 
@@ -58,44 +58,32 @@ class PipePoller(StreamSource):
 
     def __init__(
         self,
-        pipe: dict[str, Any],
+        config: PipeConfig,
         clock: VirtualClock,
         endpoint: str,
         *,
         journal: Journal | None = None,
         checkpoints: dict[str, str] | None = None,
     ) -> None:
-        parameters = (pipe.get("SourceParameters") or {}).get("DynamoDBStreamParameters") or {}
         super().__init__(
-            name=pipe["Name"],
+            name=config.name,
             endpoint=endpoint,
-            stream_arn=pipe["Source"],
-            starting_position=parameters.get("StartingPosition") or "LATEST",
+            stream_arn=config.stream_arn,
+            settings=config.read,
             clock=clock,
             journal=journal,
             checkpoints=checkpoints,
         )
-        self.pipe = pipe
-        self.arn: str = pipe["Arn"]
-        self.batch_size = int(parameters.get("BatchSize") or 100)
-        self.window = float(parameters.get("MaximumBatchingWindowInSeconds") or 0)
-        self.bisect = parameters.get("OnPartialBatchItemFailure") == "AUTOMATIC_BISECT"
-        retries = parameters.get("MaximumRetryAttempts")
-        age = parameters.get("MaximumRecordAgeInSeconds")
-        self.maximum_retry_attempts = -1 if retries is None else int(retries)
-        self.maximum_record_age = -1 if age is None else int(age)
-        self.dead_letter: str | None = (parameters.get("DeadLetterConfig") or {}).get("Arn")
-        self.filters = compile_filters((pipe.get("SourceParameters") or {}).get("FilterCriteria"))
-        self.template: str | None = (pipe.get("TargetParameters") or {}).get("InputTemplate")
-        self.target: str = pipe["Target"]
-        _, region, account, queue = arn_parts(self.target)
+        self.config = config
+        _, region, account, queue = arn_parts(config.target)
         self._sqs = client("sqs", endpoint, region)
         self.target_url: str = self._sqs.get_queue_url(QueueName=queue, QueueOwnerAWSAccountId=account)[
             "QueueUrl"
         ]
 
     def _body(self, record: dict[str, Any]) -> str:
-        return render_template(self.template, record) if self.template else json.dumps(record)
+        template = self.config.template
+        return render_template(template, record) if template else json.dumps(record)
 
     def _send(self, bodies: list[str]) -> None:
         for start in range(0, len(bodies), 10):
@@ -119,7 +107,7 @@ class PipePoller(StreamSource):
     ) -> None:
         record = {
             "context": {
-                "pipeArn": self.arn,
+                "pipeArn": self.config.arn,
                 "condition": condition,
                 "errorType": outcome.error_type,
                 "errorMessage": outcome.error_message,
@@ -129,15 +117,14 @@ class PipePoller(StreamSource):
             "timestamp": iso_timestamp(self.clock.now()),
             "DDBStreamBatchInfo": self.batch_info(shard_id, records),
         }
-        if self.dead_letter is None:
+        dead_letter = self.config.dead_letter
+        if dead_letter is None:
             self.journal.record("pipe.discarded_without_dlq", source=self.name, record=record)
             return
-        service, region, account, resource = arn_parts(self.dead_letter)
+        service, region, account, resource = arn_parts(dead_letter)
         if service == "sqs":
             url = self._sqs.get_queue_url(QueueName=resource, QueueOwnerAWSAccountId=account)["QueueUrl"]
             self._sqs.send_message(QueueUrl=url, MessageBody=json.dumps(record))
         else:
-            client("sns", self.endpoint, region).publish(
-                TopicArn=self.dead_letter, Message=json.dumps(record)
-            )
-        self.journal.record("pipe.dead_lettered", source=self.name, destination=self.dead_letter)
+            client("sns", self.endpoint, region).publish(TopicArn=dead_letter, Message=json.dumps(record))
+        self.journal.record("pipe.dead_lettered", source=self.name, destination=dead_letter)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import enum
 import hashlib
 import importlib.machinery
 import io
@@ -189,6 +190,53 @@ class FunctionStats:
     cold_starts: int = 0
     in_flight: int = 0
     max_in_flight: int = 0
+
+
+class _Ending(enum.Enum):
+    """How an invocation ended: the worker answered (success or function error), or it went silent."""
+
+    SUCCEEDED = "succeeded"
+    FUNCTION_ERROR = "function_error"
+    TIMED_OUT = "timed_out"
+    CRASHED = "crashed"
+
+    @classmethod
+    def of(cls, answer: dict[str, Any] | None, *, timed_out: bool) -> _Ending:
+        if answer is None:
+            return cls.TIMED_OUT if timed_out else cls.CRASHED
+        return cls.SUCCEEDED if answer.get("ok") else cls.FUNCTION_ERROR
+
+    def count(self, stats: FunctionStats) -> None:
+        """Add this ending to the function's counters (the caller holds the runtime's lock)."""
+        stats.errors += self is not _Ending.SUCCEEDED
+        stats.timeouts += self is _Ending.TIMED_OUT
+        stats.crashes += self is _Ending.CRASHED
+
+    def result(
+        self, spec: FunctionSpec, request_id: str, answer: dict[str, Any], *, started: float, ended: float
+    ) -> InvocationResult:
+        """The invocation's result, with Lambda's error type and message for each way of failing."""
+        if self is _Ending.SUCCEEDED:
+            payload = json.loads(answer["payload"])
+            return InvocationResult(request_id, True, payload, started_at=started, ended_at=ended)
+        error_type: str | None
+        error_message: str | None
+        if self is _Ending.TIMED_OUT:
+            error_type = "Sandbox.Timedout"
+            error_message = f"Task timed out after {spec.timeout:.2f} seconds"
+        elif self is _Ending.CRASHED:
+            error_type = "Runtime.ExitError"
+            error_message = f"RequestId: {request_id} Error: Runtime exited without providing a reason"
+        else:
+            error_type, error_message = answer.get("errorType"), answer.get("errorMessage")
+        return InvocationResult(
+            request_id,
+            False,
+            error_type=error_type,
+            error_message=error_message,
+            started_at=started,
+            ended_at=ended,
+        )
 
 
 @dataclass
@@ -397,53 +445,19 @@ class FunctionRuntime:
             ended = self.clock.now()
             with self._lock:
                 pool.busy.pop(request_id, None)
+            ending = _Ending.of(answer, timed_out=timed_out)
             if answer is None:
                 worker.close()
+            else:
+                worker.invocations += 1
                 with self._lock:
-                    if timed_out:
-                        stats.timeouts += 1
+                    if self._closed:
+                        worker.close()
                     else:
-                        stats.crashes += 1
-                    stats.errors += 1
-                if timed_out:
-                    return InvocationResult(
-                        request_id,
-                        False,
-                        error_type="Sandbox.Timedout",
-                        error_message=f"Task timed out after {spec.timeout:.2f} seconds",
-                        started_at=started,
-                        ended_at=ended,
-                    )
-                return InvocationResult(
-                    request_id,
-                    False,
-                    error_type="Runtime.ExitError",
-                    error_message="RequestId: "
-                    + request_id
-                    + " Error: Runtime exited without providing a reason",
-                    started_at=started,
-                    ended_at=ended,
-                )
-            worker.invocations += 1
+                        pool.idle.append(worker)
             with self._lock:
-                if self._closed:
-                    worker.close()
-                else:
-                    pool.idle.append(worker)
-            if answer.get("ok"):
-                return InvocationResult(
-                    request_id, True, json.loads(answer["payload"]), started_at=started, ended_at=ended
-                )
-            with self._lock:
-                stats.errors += 1
-            return InvocationResult(
-                request_id,
-                False,
-                error_type=answer.get("errorType"),
-                error_message=answer.get("errorMessage"),
-                started_at=started,
-                ended_at=ended,
-            )
+                ending.count(stats)
+            return ending.result(spec, request_id, answer or {}, started=started, ended=ended)
         finally:
             with self._lock:
                 stats.in_flight -= 1

@@ -22,9 +22,10 @@ import json
 import threading
 from typing import Any
 
+from outreach_tools.localaws.applied_config import SqsMappingConfig
 from outreach_tools.localaws.base import Journal, SourceStats, arn_parts, client
 from outreach_tools.localaws.clock import VirtualClock
-from outreach_tools.localaws.patterns import compile_filters, passes
+from outreach_tools.localaws.patterns import passes
 from outreach_tools.localaws.runtime import FunctionRuntime, InvocationResult
 
 
@@ -46,7 +47,7 @@ class SqsMappingPoller:
 
     def __init__(
         self,
-        mapping: dict[str, Any],
+        config: SqsMappingConfig,
         runtime: FunctionRuntime,
         clock: VirtualClock,
         endpoint: str,
@@ -54,29 +55,19 @@ class SqsMappingPoller:
         journal: Journal | None = None,
         receive_wait_seconds: int = 1,
     ) -> None:
-        self.mapping = mapping
-        self.uuid: str = mapping["UUID"]
+        self.config = config
         self.runtime = runtime
         self.clock = clock
         self.journal = journal or Journal()
         self.stats = SourceStats()
-        _, region, account, queue_name = arn_parts(mapping["EventSourceArn"])
-        self.queue_arn: str = mapping["EventSourceArn"]
+        _, region, account, queue_name = arn_parts(config.queue_arn)
         self.region = region
         self._sqs = client("sqs", endpoint, region)
         self.queue_url: str = self._sqs.get_queue_url(QueueName=queue_name, QueueOwnerAWSAccountId=account)[
             "QueueUrl"
         ]
-        self.function: str = mapping["FunctionArn"]
-        self.batch_size = int(mapping.get("BatchSize") or 10)
-        self.window = float(mapping.get("MaximumBatchingWindowInSeconds") or 0)
-        self.report_failures = "ReportBatchItemFailures" in (mapping.get("FunctionResponseTypes") or [])
-        self.filters = compile_filters(mapping.get("FilterCriteria"))
-        spec = runtime.spec(self.function)
-        configured = (mapping.get("ScalingConfig") or {}).get("MaximumConcurrency")
-        function_limit = runtime.concurrency_limit(spec)
-        self.maximum_concurrency: int | None = int(configured) if configured else None
-        self.pollers = min(self.maximum_concurrency or function_limit, function_limit)
+        function_limit = runtime.concurrency_limit(runtime.spec(config.function))
+        self.pollers = min(config.maximum_concurrency or function_limit, function_limit)
         self.receive_wait_seconds = receive_wait_seconds
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -84,7 +75,9 @@ class SqsMappingPoller:
     # -- lifecycle ---------------------------------------------------------------------------------
     def start(self) -> None:
         for index in range(max(self.pollers, 1)):
-            thread = threading.Thread(target=self._run, name=f"sqs-{self.uuid[:8]}-{index}", daemon=True)
+            thread = threading.Thread(
+                target=self._run, name=f"sqs-{self.config.uuid[:8]}-{index}", daemon=True
+            )
             thread.start()
             self._threads.append(thread)
 
@@ -103,7 +96,7 @@ class SqsMappingPoller:
             except Exception as exc:  # the emulator went away or refused a call: log and keep polling
                 if self._stop.is_set():
                     return
-                self.journal.record("sqs.poller_error", mapping=self.uuid, error=repr(exc))
+                self.journal.record("sqs.poller_error", mapping=self.config.uuid, error=repr(exc))
                 self._stop.wait(0.5)
 
     def _receive(self, count: int) -> list[dict[str, Any]]:
@@ -118,12 +111,13 @@ class SqsMappingPoller:
         return messages
 
     def _collect(self) -> list[dict[str, Any]]:
-        batch = self._receive(self.batch_size)
-        if not batch or self.window <= 0 or len(batch) >= self.batch_size:
+        batch_size, window = self.config.batch_size, self.config.window
+        batch = self._receive(batch_size)
+        if not batch or window <= 0 or len(batch) >= batch_size:
             return batch
-        window_ends = self.clock.now() + self.window
-        while len(batch) < self.batch_size and self.clock.now() < window_ends and not self._stop.is_set():
-            batch.extend(self._receive(self.batch_size - len(batch)))
+        window_ends = self.clock.now() + window
+        while len(batch) < batch_size and self.clock.now() < window_ends and not self._stop.is_set():
+            batch.extend(self._receive(batch_size - len(batch)))
         return batch
 
     def _record(self, message: dict[str, Any]) -> dict[str, Any]:
@@ -135,19 +129,19 @@ class SqsMappingPoller:
             "messageAttributes": _lambda_message_attributes(message.get("MessageAttributes", {})),
             "md5OfBody": message.get("MD5OfBody"),
             "eventSource": "aws:sqs",
-            "eventSourceARN": self.queue_arn,
+            "eventSourceARN": self.config.queue_arn,
             "awsRegion": self.region,
         }
 
     def _matches(self, record: dict[str, Any]) -> bool:
-        if not self.filters:
+        if not self.config.filters:
             return True
         candidate = dict(record)
         try:
             candidate["body"] = json.loads(record["body"])
         except ValueError:
             candidate["body"] = record["body"]
-        return passes(self.filters, candidate)
+        return passes(self.config.filters, candidate)
 
     def _deliver(self, messages: list[dict[str, Any]]) -> None:
         records = [self._record(m) for m in messages]
@@ -160,7 +154,7 @@ class SqsMappingPoller:
             return
         self.stats.enter(len(selected))
         try:
-            result = self.runtime.invoke(self.function, {"Records": selected})
+            result = self.runtime.invoke(self.config.function, {"Records": selected})
         finally:
             self.stats.leave()
         self._settle(selected, result)
@@ -170,19 +164,19 @@ class SqsMappingPoller:
             self.stats.add(function_errors=1, records_returned=len(records))
             self.journal.record(
                 "sqs.function_error",
-                mapping=self.uuid,
+                mapping=self.config.uuid,
                 messages=[r["messageId"] for r in records],
                 error=result.error_type,
                 message=result.error_message,
             )
             return
         failures = self._reported_failures(result.payload)
-        if not self.report_failures:
+        if not self.config.report_failures:
             if failures:
                 # The mapping does not read the response: these messages are deleted all the same.
                 self.stats.add(ignored_reported_failures=len(failures))
                 self.journal.record(
-                    "sqs.reported_failures_ignored", mapping=self.uuid, messages=sorted(failures)
+                    "sqs.reported_failures_ignored", mapping=self.config.uuid, messages=sorted(failures)
                 )
             self._delete(records)
             self.stats.add(records_done=len(records))
@@ -191,7 +185,9 @@ class SqsMappingPoller:
         if failures is None or not failures <= ids:
             # Unparseable response, null/empty identifier or an id not in the batch: whole batch fails.
             self.stats.add(function_errors=1, records_returned=len(records))
-            self.journal.record("sqs.invalid_batch_response", mapping=self.uuid, payload=result.payload)
+            self.journal.record(
+                "sqs.invalid_batch_response", mapping=self.config.uuid, payload=result.payload
+            )
             return
         done = [r for r in records if r["messageId"] not in failures]
         self._delete(done)
@@ -227,4 +223,4 @@ class SqsMappingPoller:
                 Entries=[{"Id": str(i), "ReceiptHandle": r["receiptHandle"]} for i, r in enumerate(chunk)],
             )
             for failure in response.get("Failed", []):
-                self.journal.record("sqs.delete_failed", mapping=self.uuid, failure=failure)
+                self.journal.record("sqs.delete_failed", mapping=self.config.uuid, failure=failure)

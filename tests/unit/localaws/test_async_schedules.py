@@ -8,10 +8,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from outreach_tools.localaws.async_invoke import AsyncInvoker, ScheduleRunner
+from outreach_tools.localaws.async_invoke import AsyncInvoker
 from outreach_tools.localaws.base import client
 from outreach_tools.localaws.clock import VirtualClock
 from outreach_tools.localaws.runtime import FunctionRuntime
+from outreach_tools.localaws.schedules import ScheduleRunner
 from tests.unit.localaws.conftest import Lab, wait_for
 
 pytestmark = pytest.mark.e2e

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from outreach_tools.localaws import faults as fault_injection
+from outreach_tools.localaws.applied_config import PipeConfig
 from outreach_tools.localaws.base import client
 from outreach_tools.localaws.clock import VirtualClock
 from outreach_tools.localaws.pipes import PipePoller
@@ -53,7 +54,7 @@ def _pipe(
         TargetParameters={"InputTemplate": TEMPLATE},
     )
     described = pipes.describe_pipe(Name="dispatch")
-    poller = PipePoller(described, clock, lab.endpoint)
+    poller = PipePoller(PipeConfig.from_pipe(described), clock, lab.endpoint)
     started.append(poller)
     return poller, url, dlq_url
 

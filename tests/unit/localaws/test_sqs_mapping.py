@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from outreach_tools.localaws.applied_config import SqsMappingConfig
 from outreach_tools.localaws.clock import VirtualClock
 from outreach_tools.localaws.runtime import FunctionRuntime
 from outreach_tools.localaws.sqs_poller import SqsMappingPoller
@@ -31,7 +32,8 @@ def _start(
     pollers: list[SqsMappingPoller],
     **mapping: object,
 ) -> SqsMappingPoller:
-    poller = SqsMappingPoller(lab.mapping(**mapping), runtime, clock, lab.endpoint)
+    config = SqsMappingConfig.from_mapping(lab.mapping(**mapping))
+    poller = SqsMappingPoller(config, runtime, clock, lab.endpoint)
     poller.start()
     pollers.append(poller)
     return poller

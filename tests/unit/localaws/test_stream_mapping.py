@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from outreach_tools.localaws.applied_config import StreamMappingConfig
 from outreach_tools.localaws.clock import VirtualClock
 from outreach_tools.localaws.runtime import FunctionRuntime
 from outreach_tools.localaws.stream_poller import StreamMappingPoller
@@ -56,7 +57,8 @@ def _start(
     pollers: list[StreamMappingPoller],
     **mapping: Any,
 ) -> StreamMappingPoller:
-    poller = StreamMappingPoller(lab.mapping(**mapping), runtime, clock, lab.endpoint)
+    config = StreamMappingConfig.from_mapping(lab.mapping(**mapping))
+    poller = StreamMappingPoller(config, runtime, clock, lab.endpoint)
     poller.start()
     pollers.append(poller)
     return poller
@@ -212,7 +214,7 @@ def test_bisect_isolates_a_poison_record_and_sends_it_to_the_s3_failure_bucket(
     # ... and the S3 object has AWS's shape: request context, condition, batch info and the payload
     keys = [o["Key"] for o in lab.s3.list_objects_v2(Bucket="failures").get("Contents", [])]
     assert len(keys) == 1
-    assert keys[0].startswith(f"aws/lambda/{poller.uuid}/")
+    assert keys[0].startswith(f"aws/lambda/{poller.config.uuid}/")
     record = json.loads(lab.s3.get_object(Bucket="failures", Key=keys[0])["Body"].read())
     assert record["requestContext"]["condition"] == "RetryAttemptsExhausted"
     assert record["requestContext"]["functionArn"] == fn

@@ -1,0 +1,259 @@
+"""EventBridge rules and Scheduler schedules: their rate()/at() expressions and the hand-over to Lambda.
+
+Rules with ``rate()`` and schedules with ``at()`` or ``rate()`` fire on the virtual clock and hand
+their event to Lambda's event queue (``async_invoke``). Only a failure of that hand-over (function
+missing, permission missing) is retried here, with the target's or schedule's RetryPolicy, and then
+sent to its DeadLetterConfig queue
+(https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html,
+https://docs.aws.amazon.com/scheduler/latest/UserGuide/configuring-schedule-dlq.html); a function
+error after the hand-over is the event queue's to retry.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from outreach_tools.localaws.async_invoke import AsyncInvoker
+from outreach_tools.localaws.base import Journal, SourceStats, arn_parts, client, send_to_queue
+from outreach_tools.localaws.clock import VirtualClock
+from outreach_tools.localaws.runtime import FunctionNotFound
+
+_RATE = re.compile(r"^rate\((\d+)\s+(minute|minutes|hour|hours|day|days)\)$")
+_AT = re.compile(r"^at\((\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\)$")
+_UNIT_SECONDS = {"minute": 60, "hour": 3600, "day": 86400}
+
+
+def rate_seconds(expression: str) -> int | None:
+    """The period of a ``rate(value unit)`` expression in seconds; None for any other expression.
+
+    https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-scheduled-rule-pattern.html
+    """
+    match = _RATE.match(expression.strip())
+    if not match:
+        return None
+    return int(match.group(1)) * _UNIT_SECONDS[match.group(2).rstrip("s")]
+
+
+def at_timestamp(expression: str, timezone: str | None = None) -> float | None:
+    """The moment of an ``at(yyyy-mm-ddThh:mm:ss)`` expression in ``timezone``; None for others.
+
+    https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html
+    """
+    match = _AT.match(expression.strip())
+    if not match:
+        return None
+    moment = datetime.strptime(match.group(1), "%Y-%m-%dT%H:%M:%S").replace(
+        tzinfo=ZoneInfo(timezone or "UTC")
+    )
+    return moment.timestamp()
+
+
+@dataclass
+class _Delivery:
+    """One hand-over of an event to Lambda, with the source's retry policy for delivery failures."""
+
+    source_arn: str
+    target: dict[str, Any]
+    event: Any
+    first_attempt: float
+    attempts: int = 0
+    due: float = 0.0
+
+
+class ScheduleRunner:
+    """Fires EventBridge rules with rate() and Scheduler schedules with at()/rate() on the virtual clock."""
+
+    def __init__(
+        self,
+        invoker: AsyncInvoker,
+        clock: VirtualClock,
+        endpoint: str,
+        *,
+        journal: Journal | None = None,
+        region: str = "us-east-1",
+        tick_real_seconds: float = 0.05,
+    ) -> None:
+        self.invoker = invoker
+        self.clock = clock
+        self.endpoint = endpoint
+        self.region = region
+        self.journal = journal or Journal()
+        self.stats: dict[str, SourceStats] = {}
+        self._events = client("events", endpoint, region)
+        self._scheduler = client("scheduler", endpoint, region)
+        self._lambda = client("lambda", endpoint, region)
+        self._next_fire: dict[str, float] = {}
+        self._fired_once: set[str] = set()
+        self._retrying: list[_Delivery] = []
+        self._tick = tick_real_seconds
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="schedules", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=30)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.tick()
+            except Exception as exc:  # keep firing later ticks; the error is on record
+                self.journal.record("schedule.runner_error", error=repr(exc))
+            self._stop.wait(self._tick)
+
+    # -- one pass over the applied configuration ---------------------------------------------------
+    def tick(self) -> None:
+        now = self.clock.now()
+        for rule in self._paginate(self._events, "list_rules", "Rules"):
+            expression = rule.get("ScheduleExpression")
+            if not expression or rule.get("State") != "ENABLED":
+                continue
+            period = rate_seconds(expression)
+            if period is None:
+                self.journal.record(
+                    "schedule.unsupported_expression", source=rule["Arn"], expression=expression
+                )
+                continue
+            due = self._next_fire.setdefault(rule["Arn"], now + period)
+            if now >= due:
+                self._next_fire[rule["Arn"]] = due + period
+                self._fire_rule(rule, now)
+        for summary in self._paginate(self._scheduler, "list_schedules", "Schedules"):
+            schedule = self._scheduler.get_schedule(
+                Name=summary["Name"], GroupName=summary.get("GroupName", "default")
+            )
+            self._consider_schedule(schedule, now)
+        self._retry_deliveries(now)
+
+    @staticmethod
+    def _paginate(client_: Any, operation: str, key: str) -> list[dict[str, Any]]:
+        pages = client_.get_paginator(operation).paginate()
+        return [item for page in pages for item in page.get(key, [])]
+
+    def _fire_rule(self, rule: dict[str, Any], now: float) -> None:
+        targets = self._events.list_targets_by_rule(
+            Rule=rule["Name"], EventBusName=rule.get("EventBusName", "default")
+        )
+        for target in targets.get("Targets", []):
+            if "Input" in target:
+                event: Any = json.loads(target["Input"])
+            else:
+                event = {
+                    "version": "0",
+                    "id": str(uuid.uuid4()),
+                    "detail-type": "Scheduled Event",
+                    "source": "aws.events",
+                    "account": arn_parts(rule["Arn"])[2],
+                    "time": datetime.fromtimestamp(now, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    "region": self.region,
+                    "resources": [rule["Arn"]],
+                    "detail": {},
+                }
+            self._deliver(_Delivery(rule["Arn"], target, event, now), now)
+
+    def _consider_schedule(self, schedule: dict[str, Any], now: float) -> None:
+        arn = schedule["Arn"]
+        if schedule.get("State", "ENABLED") != "ENABLED":
+            return
+        expression = schedule["ScheduleExpression"]
+        start = schedule.get("StartDate")
+        end = schedule.get("EndDate")
+        if start is not None and now < start.timestamp():
+            return
+        if end is not None and now > end.timestamp():
+            return
+        target = schedule["Target"]
+        event = json.loads(target["Input"]) if target.get("Input") else {}
+        one_time = at_timestamp(expression, schedule.get("ScheduleExpressionTimezone"))
+        if one_time is not None:
+            if arn in self._fired_once or now < one_time:
+                return
+            self._fired_once.add(arn)
+            self._deliver(_Delivery(arn, target, event, now), now)
+            if schedule.get("ActionAfterCompletion") == "DELETE":
+                self._scheduler.delete_schedule(
+                    Name=schedule["Name"], GroupName=schedule.get("GroupName", "default")
+                )
+                self.journal.record("schedule.deleted_after_completion", source=arn)
+            return
+        period = rate_seconds(expression)
+        if period is None:
+            self.journal.record("schedule.unsupported_expression", source=arn, expression=expression)
+            return
+        due = self._next_fire.setdefault(arn, now + period)
+        if now >= due:
+            self._next_fire[arn] = due + period
+            self._deliver(_Delivery(arn, target, event, now), now)
+
+    # -- delivery with the source's retry policy -------------------------------------------------------
+    def _stats(self, source: str) -> SourceStats:
+        return self.stats.setdefault(source, SourceStats())
+
+    def _deliver(self, delivery: _Delivery, now: float) -> None:
+        delivery.attempts += 1
+        stats = self._stats(delivery.source_arn)
+        reason = self._refusal(delivery)
+        if reason is None:
+            self.invoker.submit(delivery.target["Arn"], delivery.event)
+            stats.add(invocations=1)
+            return
+        stats.add(delivery_failures=1)
+        policy = delivery.target.get("RetryPolicy") or {}
+        max_attempts = int(policy.get("MaximumRetryAttempts", 185))
+        max_age = int(policy.get("MaximumEventAgeInSeconds", 86_400))
+        if delivery.attempts - 1 < max_attempts and now - delivery.first_attempt < max_age:
+            delivery.due = now + min(2**delivery.attempts, 300)
+            self._retrying.append(delivery)
+            return
+        self.journal.record("schedule.delivery_failed", source=delivery.source_arn, reason=reason)
+        dead_letter = (delivery.target.get("DeadLetterConfig") or {}).get("Arn")
+        if dead_letter:
+            send_to_queue(
+                self.endpoint,
+                dead_letter,
+                json.dumps(delivery.event),
+                {
+                    "RULE_ARN": delivery.source_arn,
+                    "TARGET_ARN": delivery.target["Arn"],
+                    "ERROR_CODE": reason[0],
+                    "ERROR_MESSAGE": reason[1],
+                },
+            )
+
+    def _retry_deliveries(self, now: float) -> None:
+        due = [d for d in self._retrying if d.due <= now]
+        self._retrying = [d for d in self._retrying if d.due > now]
+        for delivery in due:
+            self._deliver(delivery, now)
+
+    def _refusal(self, delivery: _Delivery) -> tuple[str, str] | None:
+        """Why Lambda would refuse the hand-over, or None. Rules need a resource-based permission."""
+        function = delivery.target["Arn"]
+        try:
+            self.invoker.runtime.spec(function, fresh=True)
+        except FunctionNotFound:
+            return ("ResourceNotFoundException", f"Function not found: {function}")
+        if ":rule/" not in delivery.source_arn:
+            return None  # Scheduler invokes with the schedule's execution role
+        try:
+            policy = json.loads(self._lambda.get_policy(FunctionName=function)["Policy"])
+        except self._lambda.exceptions.ResourceNotFoundException:
+            return ("AccessDeniedException", "no resource-based policy allows events.amazonaws.com")
+        for statement in policy.get("Statement", []):
+            principal = statement.get("Principal", {})
+            service = principal.get("Service") if isinstance(principal, dict) else principal
+            condition = statement.get("Condition", {}).get("ArnLike", {}).get("AWS:SourceArn")
+            if service == "events.amazonaws.com" and condition in (None, delivery.source_arn):
+                return None
+        return ("AccessDeniedException", "no resource-based policy allows this rule to invoke the function")
