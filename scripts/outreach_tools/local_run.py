@@ -42,6 +42,8 @@ def outreach_command(pipeline: LocalPipeline, *args: str) -> tuple[int, str]:
         "--endpoint-url", pipeline.endpoint,
         "--region", pipeline.region,
     ]  # fmt: skip
+    if pipeline.pipeline.get("dispatch_failure_bucket"):
+        targets += ["--failure-bucket", pipeline.pipeline["dispatch_failure_bucket"]]
     out = io.StringIO()
     with pipeline.as_caller(), contextlib.redirect_stdout(out):
         code = outreach([*targets, *args])

@@ -114,6 +114,11 @@ class Faults:
             self.stalls.append(rule)
         return rule
 
+    def heal(self, rule: StalledSend) -> None:
+        """The cause of a stall is fixed: later sends carrying its marker go through."""
+        with self._lock:
+            self.stalls.remove(rule)
+
     def throttle(self, task_ids: set[str] | frozenset[str], times: int) -> Throttle:
         rule = Throttle(frozenset(task_ids), times)
         with self._lock:
