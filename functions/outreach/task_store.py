@@ -406,6 +406,23 @@ def fail(task: Task, *, reason: str) -> None:
     )
 
 
+def _touch(task: Task, action: str, *, update: str, condition: str, values: Mapping[str, Any]) -> None:
+    """A conditional update that keeps the task's status (and so its counters); ``#status`` is bound."""
+    try:
+        clients.dynamodb().update_item(
+            TableName=config.tasks_table(),
+            Key={"task_id": _av(task.task_id)},
+            UpdateExpression=update,
+            ConditionExpression=condition,
+            ExpressionAttributeNames={"#status": "status"},
+            ExpressionAttributeValues=_values(values),
+        )
+    except ClientError as exc:
+        if _is_condition_failure(exc):
+            raise TransitionRejected(task.task_id, action) from exc
+        raise
+
+
 def release(task: Task, *, error: str) -> None:
     """Give up the claim after a retryable failure; the task stays Running so nothing re-dispatches it.
 
@@ -415,27 +432,19 @@ def release(task: Task, *, error: str) -> None:
     """
     if task.lease is None:
         raise TransitionRejected(task.task_id, "release")
-    try:
-        clients.dynamodb().update_item(
-            TableName=config.tasks_table(),
-            Key={"task_id": _av(task.task_id)},
-            UpdateExpression="SET lease_expires_at = :expired, updated_at = :now, last_error = :error",
-            ConditionExpression="#status = :running AND lease_owner = :owner",
-            ExpressionAttributeNames={"#status": "status"},
-            ExpressionAttributeValues=_values(
-                {
-                    ":expired": 0,
-                    ":now": clock.iso(),
-                    ":running": Status.RUNNING.value,
-                    ":owner": task.lease.owner,
-                    ":error": error[:_LAST_ERROR_CHARS],
-                }
-            ),
-        )
-    except ClientError as exc:
-        if _is_condition_failure(exc):
-            raise TransitionRejected(task.task_id, "release") from exc
-        raise
+    _touch(
+        task,
+        "release",
+        update="SET lease_expires_at = :expired, updated_at = :now, last_error = :error",
+        condition="#status = :running AND lease_owner = :owner",
+        values={
+            ":expired": 0,
+            ":now": clock.iso(),
+            ":running": Status.RUNNING.value,
+            ":owner": task.lease.owner,
+            ":error": error[:_LAST_ERROR_CHARS],
+        },
+    )
 
 
 def mark_redispatched(task: Task) -> None:
@@ -446,21 +455,13 @@ def mark_redispatched(task: Task) -> None:
     threshold has passed again. Status and counters do not change, and the stream filter ignores a
     Pending -> Pending change, so the dispatcher sends nothing extra.
     """
-    try:
-        clients.dynamodb().update_item(
-            TableName=config.tasks_table(),
-            Key={"task_id": _av(task.task_id)},
-            UpdateExpression="SET updated_at = :now ADD redispatches :one",
-            ConditionExpression="#status = :pending AND updated_at = :seen",
-            ExpressionAttributeNames={"#status": "status"},
-            ExpressionAttributeValues=_values(
-                {":now": clock.iso(), ":one": 1, ":pending": Status.PENDING.value, ":seen": task.updated_at}
-            ),
-        )
-    except ClientError as exc:
-        if _is_condition_failure(exc):
-            raise TransitionRejected(task.task_id, "redispatch") from exc
-        raise
+    _touch(
+        task,
+        "redispatch",
+        update="SET updated_at = :now ADD redispatches :one",
+        condition="#status = :pending AND updated_at = :seen",
+        values={":now": clock.iso(), ":one": 1, ":pending": Status.PENDING.value, ":seen": task.updated_at},
+    )
 
 
 def _unchanged_and_unheld(task: Task) -> tuple[str, dict[str, Any]]:
