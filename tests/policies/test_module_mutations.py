@@ -22,7 +22,8 @@ from tests.policies.checkov_report import REPO_ROOT, CheckovReport, run_checkov
 ROOT = Path("terraform") / "environments" / "local"
 MAPPING = "aws_lambda_event_source_mapping"
 PIPE = "aws_pipes_pipe"
-FAILURE_HANDLING_CHECKS = ("CKV_OUT_001", "CKV_OUT_002", "CKV_OUT_006")
+RULE_TARGET = "aws_cloudwatch_event_target"
+FAILURE_HANDLING_CHECKS = ("CKV_OUT_001", "CKV_OUT_002", "CKV_OUT_005", "CKV_OUT_006")
 
 Remover = Callable[[list[str]], list[str]]
 
@@ -95,6 +96,8 @@ MUTATIONS = {
     "pipe_without_bisect": Mutation(PIPE, without_attribute("on_partial_batch_item_failure")),
     "pipe_without_retry_limit": Mutation(PIPE, without_attribute("maximum_retry_attempts")),
     "pipe_without_dead_letter_queue": Mutation(PIPE, without_block("dead_letter_config")),
+    "reconciler_rule_without_dead_letter_queue": Mutation(RULE_TARGET, without_block("dead_letter_config")),
+    "reconciler_rule_without_retry_policy": Mutation(RULE_TARGET, without_block("retry_policy")),
 }
 
 
