@@ -10,6 +10,7 @@ caller can fail closed. It has no checkov dependency.
 
 from __future__ import annotations
 
+import abc
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,14 +32,16 @@ class Unknown(Exception):
     """The expression is outside the evaluated subset or names something without a known value."""
 
 
-class Lazy:
+class Lazy(abc.ABC):
     """A value resolved only when read, so that an attribute path below it is resolved as a whole."""
 
+    @abc.abstractmethod
     def at(self, key: str) -> Any:
-        raise NotImplementedError
+        """The value below ``key``, still lazy where it can be."""
 
+    @abc.abstractmethod
     def resolve(self) -> Any:
-        raise NotImplementedError
+        """The value itself."""
 
 
 @dataclass(frozen=True)
