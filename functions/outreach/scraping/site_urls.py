@@ -10,6 +10,7 @@ import httpx
 
 from outreach.canonical_url import DEFAULT_PORTS, CanonicalUrl, UnusableUrl, canonical_url, site_host
 from outreach.errors import FatalScrapeError
+from outreach.scraping.registrable_domain import is_parent_domain
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,13 @@ def same_site(a: HttpTarget, b: HttpTarget) -> bool:
     return a.site == b.site
 
 
+def same_company_site(target: HttpTarget, page: HttpTarget) -> bool:
+    """The page's site, or its parent domain on the same port: ``example.de`` for ``shop.example.de``."""
+    if same_site(target, page):
+        return True
+    return target.port == page.port and is_parent_domain(target.host, page.host)
+
+
 def page_key(target: HttpTarget) -> str:
     """A key under which two URLs of the same page compare equal (scheme, www and trailing slash ignored)."""
     path = target.url.raw_path.decode("ascii", errors="replace")
@@ -121,6 +129,7 @@ __all__ = [
     "join_url",
     "page_key",
     "parse_http_url",
+    "same_company_site",
     "same_site",
     "site_host",
 ]
