@@ -120,7 +120,7 @@ def emails_in_text(text: str, *, page_host: str) -> list[tuple[str, Decoded]]:
         address = f"{local}@{domain}"
         if not plausible_email(address):
             continue
-        written_out = at != "@" or raw_local != local or raw_domain.lower() != domain
+        written_out = at != "@" or raw_local.lower() != local or raw_domain.lower() != domain
         found.append((address, Decoded.WRITTEN_OUT if written_out else Decoded.PLAIN))
     return found
 
