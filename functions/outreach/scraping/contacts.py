@@ -3,7 +3,8 @@
 An e-mail address is stored as ``{"address", "page", "decoded"}``: the address in lower case, the URL of
 the page it was found on, and how it was read (:class:`Decoded`). A phone number is stored as
 ``{"e164", "kind", "as_found", "page"}``: the number in E.164 form, ``phone`` or ``fax``
-(:class:`PhoneKind`), the text as written on the page and the page's URL.
+(:class:`PhoneKind`), the text as written on the page (the ``tel:`` target for a link; zero-width
+characters dropped) and the page's URL. The README's "Results" section shows an example.
 """
 
 from __future__ import annotations

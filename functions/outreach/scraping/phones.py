@@ -27,7 +27,7 @@ from outreach.scraping.registrable_domain import public_suffix
 
 _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
 _DASHES = re.compile(r"[\u2010-\u2015\u2212]")
-_SEPARATOR = r"[ \t\u00a0]*+[./-]?[ \t\u00a0]*+"
+_SEPARATOR = r"[ \t\u00a0]*+[./\u2010-\u2015\u2212-]?[ \t\u00a0]*+"
 _INTERNATIONAL = re.compile(
     r"(?<![\w+])(?:\+|00)[1-9]\d{0,2}" + rf"(?:{_SEPARATOR}\(0\))?(?:{_SEPARATOR}\(?\d++\)?){{1,8}}(?!\d)"
 )
@@ -38,7 +38,7 @@ _PHONE_LABEL = (
 _FAX_LABEL = r"\b(?:fax|telefax|faks)\b"
 _LABELLED = re.compile(
     rf"(?:(?P<fax>{_FAX_LABEL})|{_PHONE_LABEL})[ \t\u00a0]*+[.:\uff1a]{{0,2}}[ \t\u00a0]*+"
-    r"(?P<number>\+?\(?\d[\d \t\u00a0()./-]{4,28}\d)",
+    r"(?P<number>\+?\(?\d[\d \t\u00a0()./\u2010-\u2015\u2212-]{4,28}\d)",
     re.IGNORECASE,
 )
 _FAX_BEFORE = re.compile(rf"{_FAX_LABEL}\W*$", re.IGNORECASE)
@@ -69,7 +69,7 @@ def find_phones(
     tel_hrefs: Iterable[str], text: str, *, page_url: str, host: str, language: str | None
 ) -> Iterator[FoundPhone]:
     """Valid numbers from ``tel:`` links, then from the visible ``text`` in reading order."""
-    clean = _DASHES.sub("-", text.translate(_INVISIBLE))
+    clean = text.translate(_INVISIBLE)
     candidates = [(unquote(href[4:]).strip(), PhoneKind.PHONE) for href in tel_hrefs]
     candidates += _text_candidates(clean)
     region = site_region(host, language) or _first_international_region(raw for raw, _ in candidates)

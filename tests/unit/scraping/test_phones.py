@@ -29,6 +29,8 @@ def e164s(page: PageExtract, kind: str = "phone") -> list[str]:
 def test_an_en_dash_inside_a_number_does_not_cut_it_short(kaltenbach: PageExtract) -> None:
     assert "+4922198222220" in e164s(kaltenbach)  # "0221 / 9822 \u2013 2220"
     assert "+492219822" not in e164s(kaltenbach)
+    found = next(phone for phone in kaltenbach.phones if phone.e164 == "+4922198222220")
+    assert found.as_found == "0221 / 9822 \u2013 2220"
 
 
 def test_a_zero_width_space_inside_a_number_is_ignored(kaltenbach: PageExtract) -> None:
