@@ -21,13 +21,21 @@ from typing import TypeVar
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from outreach.canonical_url import CanonicalUrl, UnusableUrl, canonical_url
 from outreach.errors import FatalScrapeError
 from outreach.scraping.contacts import FoundEmail, FoundPhone
 from outreach.scraping.emails import find_emails
 from outreach.scraping.markup_bounds import bound_markup
 from outreach.scraping.page_choice import KIND_PRIORITY, page_kind
 from outreach.scraping.phones import find_phones
-from outreach.scraping.site_urls import HttpTarget, join_url, page_key, parse_http_url, same_company_site
+from outreach.scraping.site_urls import (
+    HttpTarget,
+    http_target,
+    join_url,
+    page_key,
+    parse_http_url,
+    same_company_site,
+)
 
 MAX_TITLE_CHARS = 300
 MAX_DESCRIPTION_CHARS = 1000
@@ -97,7 +105,7 @@ class PageExtract:
 
 @dataclass(frozen=True)
 class _Link:
-    target: HttpTarget
+    target: CanonicalUrl
     label: str
 
 
@@ -119,6 +127,8 @@ def extract_page(html: str, page_url: str, *, max_text_chars: int) -> PageExtrac
         if target is not None:
             links.append(_Link(target, label))
 
+    candidates, unfetchable = _candidate_links(page, links)
+    skipped += unfetchable
     tree.strip_tags(INVISIBLE_TAGS)
     root = tree.body or tree.root
     visible = _collapse(root.text(separator=" ")) if root is not None else ""
@@ -144,7 +154,7 @@ def extract_page(html: str, page_url: str, *, max_text_chars: int) -> PageExtrac
         phones=phones,
         social_links=_social_links(links),
         text=visible[:max_text_chars].rstrip(),
-        candidate_links=_candidate_links(page, links),
+        candidate_links=candidates,
         skipped_links=skipped,
         markup_cut=bounded.cut,
     )
@@ -220,15 +230,19 @@ def _base_url(tree: LexborHTMLParser, page_url: str) -> tuple[str, int]:
     return (page_url, 0) if target is None else (str(target), 0)
 
 
-def _resolve(base_url: str, href: str) -> HttpTarget | None:
-    """``href`` as a canonical http(s) target; None for other schemes (mailto:, tel:, javascript:).
+def _resolve(base_url: str, href: str) -> CanonicalUrl | None:
+    """``href`` as a canonical http(s) URL; None for other schemes (mailto:, tel:, javascript:).
 
     Raises ``FatalScrapeError`` when the reference is meant as a web link but cannot be one.
     """
     scheme = _SCHEME.match(href)
     if scheme is not None and scheme.group(1).lower() not in ("http", "https"):
         return None
-    return parse_http_url(join_url(base_url, href))
+    joined = join_url(base_url, href)
+    try:
+        return canonical_url(joined)
+    except UnusableUrl as exc:
+        raise FatalScrapeError("invalid_url", str(exc)) from exc
 
 
 def _anchors(tree: LexborHTMLParser) -> Iterator[tuple[LexborNode, str]]:
@@ -243,7 +257,7 @@ def _social_links(links: Iterable[_Link]) -> tuple[tuple[str, str], ...]:
     for link in links:
         host = link.target.host
         network = _network_for(host)
-        path = link.target.canonical.path.rstrip("/")
+        path = link.target.path.rstrip("/")
         first_segment = path.lstrip("/").split("/", 1)[0].lower()
         if network is None or not path or first_segment in _NON_PROFILE_SEGMENTS:
             continue
@@ -260,18 +274,28 @@ def _network_for(hostname: str) -> str | None:
     return None
 
 
-def _candidate_links(page: HttpTarget, links: Iterable[_Link]) -> tuple[CandidateLink, ...]:
-    """Links to imprint, contact and about pages of this site or of a parent domain of it."""
+def _candidate_links(page: HttpTarget, links: Iterable[_Link]) -> tuple[tuple[CandidateLink, ...], int]:
+    """Links to imprint, contact and about pages of this site or a parent domain, and how many of them
+    could not be made fetchable (skipped and counted; only candidates are made fetchable).
+    """
     found: dict[str, CandidateLink] = {}
+    unfetchable = 0
     own_key = page_key(page)
     for link in links:
-        target = link.target
-        path = target.canonical.path
-        if not same_company_site(target, page) or path.lower().endswith(_FILE_SUFFIXES):
+        url = link.target
+        if not same_company_site(url, page.canonical) or url.path.lower().endswith(_FILE_SUFFIXES):
             continue
-        kind = page_kind(path, link.label)
-        if kind is None or page_key(target) == own_key:
+        kind = page_kind(url.path, link.label)
+        if kind is None:
             continue
-        absolute = str(target.canonical)
+        try:
+            target = http_target(url)
+        except FatalScrapeError:  # outcome: an unusable link is skipped and counted
+            unfetchable += 1
+            continue
+        if page_key(target) == own_key:
+            continue
+        absolute = str(url)
         found.setdefault(absolute, CandidateLink(kind=kind, url=absolute))
-    return tuple(sorted(found.values(), key=lambda link: KIND_PRIORITY[link.kind]))
+    ordered = tuple(sorted(found.values(), key=lambda link: KIND_PRIORITY[link.kind]))
+    return ordered, unfetchable

@@ -10,7 +10,7 @@ Hosts under a suffix the list does not know (the special-use ``.test``, ``.examp
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 
 import tldextract
 
@@ -23,6 +23,7 @@ def offline_extractor() -> tldextract.TLDExtract:
     return tldextract.TLDExtract(cache_dir=None, suffix_list_urls=(), fallback_to_snapshot=True)
 
 
+@lru_cache(maxsize=4096)
 def registrable_domain(host: str) -> str:
     """``host``'s registrable domain, lower case; the host itself for IP literals and single labels."""
     name = host.strip("[]").rstrip(".").lower()
@@ -35,6 +36,7 @@ def registrable_domain(host: str) -> str:
     return ".".join(labels[-2:])
 
 
+@lru_cache(maxsize=4096)
 def public_suffix(host: str) -> str:
     """The public suffix of ``host`` (``co.uk`` for ``shop.example.co.uk``); empty when unknown."""
     return str(offline_extractor()(host.lower()).suffix)

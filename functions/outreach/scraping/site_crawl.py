@@ -107,7 +107,7 @@ def scrape_site(
             pages.append(PageRecord(link.url, _status_of(reason), 0, False, skipped=reason))
             continue
         final = parse_http_url(page.url)
-        if not any(same_company_site(final, known) for known in site_targets):
+        if not any(same_company_site(final.canonical, known.canonical) for known in site_targets):
             pages.append(_record(page, skipped="off_site"))
             continue
         if page_key(final) in seen:

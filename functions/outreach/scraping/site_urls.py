@@ -70,6 +70,11 @@ def parse_http_url(raw: str, *, reason: str = "invalid_url") -> HttpTarget:
         canonical = canonical_url(raw)
     except UnusableUrl as exc:
         raise FatalScrapeError(reason, str(exc)) from exc
+    return http_target(canonical, reason=reason)
+
+
+def http_target(canonical: CanonicalUrl, *, reason: str = "invalid_url") -> HttpTarget:
+    """The fetchable target for a URL already in canonical form; FatalScrapeError if httpx refuses it."""
     parts: dict[str, object] = {
         "scheme": canonical.scheme,
         "host": canonical.host,
@@ -106,9 +111,9 @@ def same_site(a: HttpTarget, b: HttpTarget) -> bool:
     return a.site == b.site
 
 
-def same_company_site(target: HttpTarget, page: HttpTarget) -> bool:
+def same_company_site(target: CanonicalUrl, page: CanonicalUrl) -> bool:
     """The page's site, or its parent domain on the same port: ``example.de`` for ``shop.example.de``."""
-    if same_site(target, page):
+    if target.site == page.site:
         return True
     return target.port == page.port and is_parent_domain(target.host, page.host)
 
@@ -124,6 +129,7 @@ def page_key(target: HttpTarget) -> str:
 __all__ = [
     "DEFAULT_PORTS",
     "HttpTarget",
+    "http_target",
     "ip_literal",
     "join_http_url",
     "join_url",
