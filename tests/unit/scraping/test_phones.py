@@ -115,3 +115,26 @@ def test_numbers_are_parsed_to_e164_only_when_valid(
     raw: str, region: str | None, expected: str | None
 ) -> None:
     assert parse_phone(raw, region) == expected
+
+
+@pytest.mark.parametrize(
+    ("label", "kind"),
+    [
+        ("Tel.", "phone"),
+        ("Telefon:", "phone"),
+        ("Telefonnummer", "phone"),
+        ("Phone", "phone"),
+        ("Hotline:", "phone"),
+        ("Teléfono:", "phone"),
+        ("Fax:", "fax"),
+        ("Telefax", "fax"),
+    ],
+)
+def test_the_usual_labels_mark_a_national_number_and_fax_labels_make_a_fax(label: str, kind: str) -> None:
+    page = extract_page(f"<p>{label} 0221 / 58 37 41</p>", "https://kaltenbach-druck.de/", max_text_chars=500)
+    assert [(phone.e164, phone.kind.value) for phone in page.phones] == [("+49221583741", kind)]
+
+
+def test_a_national_number_without_a_label_is_not_taken() -> None:
+    page = extract_page("<p>Auftrag 0221 58 37 41</p>", "https://kaltenbach-druck.de/", max_text_chars=500)
+    assert page.phones == ()
