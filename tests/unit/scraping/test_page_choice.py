@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from pathlib import Path
 from typing import Any
@@ -77,7 +78,7 @@ def test_only_a_parent_within_the_registrable_domain_is_the_same_company() -> No
 def test_the_suffix_list_is_read_offline_without_network_or_cache_writes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # GIVEN no network at all and every file opened for writing recorded
+    # GIVEN no network at all, and every file opened for writing and directory made recorded
     def no_network(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError(f"network access: {args!r}")
 
@@ -93,6 +94,7 @@ def test_the_suffix_list_is_read_offline_without_network_or_cache_writes(
         return real_open(file, mode, *args, **kwargs)
 
     monkeypatch.setattr("builtins.open", recording_open)
+    monkeypatch.setattr(os, "makedirs", lambda path, *args, **kwargs: written.append(str(path)))
     offline_extractor.cache_clear()
     # WHEN a fresh extractor is built and used
     domain = registrable_domain("shop.lindner-moebel.co.uk")
