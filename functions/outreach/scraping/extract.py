@@ -109,8 +109,14 @@ class _Link:
     label: str
 
 
-def extract_page(html: str, page_url: str, *, max_text_chars: int) -> PageExtract:
-    """Extract everything the scraper keeps from one page; ``page_url`` resolves relative links."""
+def extract_page(
+    html: str, page_url: str, *, max_text_chars: int, site_language: str | None = None
+) -> PageExtract:
+    """Extract everything the scraper keeps from one page; ``page_url`` resolves relative links.
+
+    ``site_language`` (the home page's) stands in for this page's language when phone numbers are
+    read and the page names none.
+    """
     bounded = bound_markup(html)
     tree = LexborHTMLParser(bounded.html)
     metas = _meta_values(tree)
@@ -142,7 +148,9 @@ def extract_page(html: str, page_url: str, *, max_text_chars: int) -> PageExtrac
     )
     tel_hrefs = [href for href in hrefs if href[:4].lower() == "tel:"]
     phones = _unique(
-        find_phones(tel_hrefs, visible, page_url=page_url, host=page.host, language=language),
+        find_phones(
+            tel_hrefs, visible, page_url=page_url, host=page.host, language=language or site_language
+        ),
         key=lambda phone: phone.e164,
         limit=MAX_PHONES_PER_PAGE,
     )

@@ -115,7 +115,7 @@ def scrape_site(
             continue
         seen.add(page_key(final))
         try:
-            extract = _extract(page, settings, deadline)
+            extract = _extract(page, settings, deadline, site_language=home_extract.language)
         except ScrapeError as exc:  # outcome: extra page skipped, recorded on its page record
             pages.append(_record(page, skipped=exc.reason))
             continue
@@ -147,13 +147,17 @@ def choose_extra_links(
     return ordered[: max(0, limit)]
 
 
-def _extract(page: FetchedPage, settings: ScrapeSettings, deadline: float) -> PageExtract:
+def _extract(
+    page: FetchedPage, settings: ScrapeSettings, deadline: float, *, site_language: str | None = None
+) -> PageExtract:
     """Decode and extract one page; any unexpected failure is the named fatal ``extract_error``."""
     if time.monotonic() >= deadline:
         raise RetryableScrapeError("deadline_exceeded", f"no time left to parse {page.url}")
     try:
         html = decode_html(page.body, page.charset)
-        return extract_page(html, page.url, max_text_chars=settings.max_text_chars)
+        return extract_page(
+            html, page.url, max_text_chars=settings.max_text_chars, site_language=site_language
+        )
     except (ScrapeError, MemoryError):
         raise
     except Exception as exc:

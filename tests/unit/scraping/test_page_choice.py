@@ -107,12 +107,13 @@ def test_the_suffix_list_is_read_offline_without_network_or_cache_writes(
 def test_an_imprint_on_the_parent_domain_is_crawled_as_the_same_company(farm: WebFarm) -> None:
     # GIVEN a shop on a subdomain whose only imprint link points at the parent domain
     farm.html("/", f'<html lang="de"><a href="http://site.test:{farm.port}/impressum">Impressum</a></html>')
-    farm.html("/impressum", "<html lang=de><p>Telefon: 0711 / 58 37 41-0</p><p>info@site.test</p></html>")
+    farm.html("/impressum", "<html><p>Telefon: 0711 / 58 37 41-0</p><p>info@site.test</p></html>")
     resolver = mapping_resolver({"shop.site.test": ["127.0.0.1"], "site.test": ["127.0.0.1"]})
     site = scrape_site(
         farm.url("/", host="shop.site.test"), deadline=deadline_in(15), settings=settings(), resolver=resolver
     )
-    # THEN the parent domain's imprint is fetched and merged, not skipped as off-site
+    # THEN the parent domain's imprint is fetched and merged, not skipped as off-site, and its
+    # national number is read in the home page's language (the imprint names none)
     assert [page.url for page in site.pages] == [
         farm.url("/", host="shop.site.test"),
         farm.url("/impressum", host="site.test"),
