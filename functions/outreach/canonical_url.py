@@ -20,6 +20,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import urlsplit, urlunsplit
 
 import idna
@@ -95,8 +96,12 @@ def canonical_url(raw: str) -> CanonicalUrl:
     return canonical
 
 
+@lru_cache(maxsize=1024)
 def canonical_host(raw_host: str) -> str:
-    """A host name in IDNA 2008 / UTS #46 non-transitional ASCII form, or a canonical IP literal."""
+    """A host name in IDNA 2008 / UTS #46 non-transitional ASCII form, or a canonical IP literal.
+
+    Cached: a page's links name the same few hosts over and over, and encoding one is the costly part.
+    """
     host = raw_host.strip("[]").rstrip(".")
     if not host:
         raise UnusableUrl("empty host")

@@ -101,6 +101,19 @@ def test_every_function_gets_its_own_zip_with_its_handler(
         assert package.size < packaging.MAX_ZIP_BYTES
 
 
+def test_each_zip_with_the_contact_parsing_dependencies_stays_under_5_mb(
+    two_builds: tuple[list[packaging.BuiltPackage], ...],
+) -> None:
+    # phonenumbers ships as its lite build (no geocoder, carrier or time-zone data) to stay inside
+    # the project's 5 MB budget for a compressed function zip
+    for package in two_builds[0]:
+        names = zipfile.ZipFile(package.path).namelist()
+        assert any(name.startswith("phonenumbers/") for name in names)
+        assert any(name.startswith("tldextract/") for name in names)
+        assert not any(name.startswith("phonenumbers/geodata/") for name in names)
+        assert package.size < 5_000_000
+
+
 def test_dependency_tree_is_installed_once_per_requirement_list(tmp_path: Path) -> None:
     # GIVEN a pip stand-in that records its calls and installs one module
     calls: list[list[str]] = []

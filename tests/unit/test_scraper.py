@@ -71,7 +71,7 @@ def test_a_pending_task_is_scraped_stored_in_s3_and_finished(
     ]
     document = json.loads(body.read())
     assert document["title"] == "Muster GmbH"
-    assert {"info@muster.example", "vertrieb@muster.example"} <= set(document["emails"])
+    assert {"info@muster.example", "vertrieb@muster.example"} <= {e["address"] for e in document["emails"]}
 
 
 def test_duplicate_delivery_of_a_finished_task_does_no_fetch_and_no_write(

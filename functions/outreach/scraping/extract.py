@@ -3,21 +3,39 @@
 The markup is bounded in size and nesting before it is parsed (:mod:`outreach.scraping.markup_bounds`).
 A link that cannot be resolved to an http(s) URL in canonical form (``http://[ccpa-preferences]``,
 ``https://[domain]/impressum``) is skipped and counted in ``skipped_links``; an unusable
-``<base href>`` is ignored (and counted) in favour of the page's own URL.
+``<base href>`` is ignored (and counted) in favour of the page's own URL. Each link is parsed once:
+references with a scheme other than http(s) (``mailto:``, ``tel:``, ``javascript:``) are told apart by
+their prefix before any joining.
+
+E-mail addresses and phone numbers come from :mod:`outreach.scraping.emails` and
+:mod:`outreach.scraping.phones`, in the shape of :mod:`outreach.scraping.contacts`; which links lead to
+imprint, contact and about pages from :mod:`outreach.scraping.page_choice`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from urllib.parse import unquote, urlsplit
+from typing import TypeVar
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from outreach.canonical_url import CanonicalUrl, UnusableUrl, canonical_url
 from outreach.errors import FatalScrapeError
+from outreach.scraping.contacts import FoundEmail, FoundPhone
+from outreach.scraping.emails import find_emails
 from outreach.scraping.markup_bounds import bound_markup
-from outreach.scraping.site_urls import HttpTarget, join_url, page_key, parse_http_url, same_site
+from outreach.scraping.page_choice import KIND_PRIORITY, page_kind
+from outreach.scraping.phones import find_phones
+from outreach.scraping.site_urls import (
+    HttpTarget,
+    http_target,
+    join_url,
+    page_key,
+    parse_http_url,
+    same_company_site,
+)
 
 MAX_TITLE_CHARS = 300
 MAX_DESCRIPTION_CHARS = 1000
@@ -25,18 +43,6 @@ MAX_EMAILS_PER_PAGE = 50
 MAX_PHONES_PER_PAGE = 20
 
 INVISIBLE_TAGS = ["script", "style", "noscript", "template", "svg", "iframe", "object", "canvas"]
-
-# Candidate pages, in the order they are worth fetching: the imprint (legally required to name the
-# company, address, e-mail and phone in Germany), then contact, then about.
-LINK_KEYWORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("imprint", ("impressum", "imprint", "legal notice", "legal-notice", "legal_notice", "legalnotice")),
-    ("contact", ("kontakt", "contact", "お問い合わせ", "問い合わせ")),
-    (
-        "about",
-        ("über uns", "über-uns", "ueber uns", "ueber-uns", "ueber_uns", "uber-uns", "about", "会社概要"),
-    ),
-)
-KIND_PRIORITY = {kind: rank for rank, (kind, _) in enumerate(LINK_KEYWORDS)}
 
 SOCIAL_NETWORKS: dict[str, str] = {
     "linkedin.com": "linkedin",
@@ -70,34 +76,8 @@ _FILE_SUFFIXES = (
     ".ppt", ".pptx", ".mp4", ".mp3", ".ics", ".vcf", ".xml", ".json", ".css", ".js",
 )  # fmt: skip
 
-_EMAIL = re.compile(
-    r"(?<![\w.%+-])[a-z0-9][a-z0-9._%+-]{0,63}@(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,24}(?![\w-])",
-    re.IGNORECASE,
-)
-_OBFUSCATED_AT = re.compile(r"\s*[\[(\{]\s*at\s*[\])\}]\s*", re.IGNORECASE)
-_OBFUSCATED_DOT = re.compile(r"\s*[\[(\{]\s*(?:dot|punkt)\s*[\])\}]\s*", re.IGNORECASE)
-_ASSET_SUFFIXES = (
-    ".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".avif", ".ico", ".bmp", ".tif", ".tiff",
-    ".css", ".js", ".woff", ".woff2", ".ttf", ".eot", ".mp4", ".webm",
-)  # fmt: skip
-_PLACEHOLDER_EMAIL_DOMAINS = frozenset(
-    {"example.com", "example.org", "example.net", "example.de", "domain.com", "domain.de", "yourdomain.com"}
-)
-_TRACKER_EMAIL_DOMAINS = ("sentry.io", "sentry.wixpress.com", "sentry-next.wixpress.com")
-
-# Conservative: an international number written with "+", or any number right after a phone label.
-# Possessive quantifiers: a digit run is never split two ways, so a long run cannot backtrack badly.
-_SEPARATOR = r"[ \t\u00a0]*+[./\-\u2010-\u2015]?[ \t\u00a0]*+"
-_INTERNATIONAL_PHONE = re.compile(
-    r"(?<![\w+])\+[1-9]\d{0,2}" + rf"(?:{_SEPARATOR}\(0\))?(?:{_SEPARATOR}\(?\d++\)?){{1,8}}(?!\d)"
-)
-_LABELLED_PHONE = re.compile(
-    r"(?:\b(?:tel|telefon|telephone|phone|fon|mobil|mobile|handy)\b|電話(?:番号)?|☎)"
-    r"[ \t\u00a0]*+[.:\uff1a]{0,2}[ \t\u00a0]*+"
-    r"(\+?\(?\d[\d \t\u00a0()./\-]{4,24}\d)",
-    re.IGNORECASE,
-)
-_FAX_LABEL_BEFORE = re.compile(r"fax\W*$", re.IGNORECASE)
+_SCHEME = re.compile(r"^[ \t\n]*([a-z][a-z0-9+.-]*):", re.IGNORECASE)
+_T = TypeVar("_T")
 _LANGUAGE = re.compile(r"^[a-z]{2,3}(?:-[a-z0-9]{1,8})*$")
 
 
@@ -114,8 +94,8 @@ class PageExtract:
     title: str | None
     description: str | None
     language: str | None
-    emails: tuple[str, ...]
-    phones: tuple[str, ...]
+    emails: tuple[FoundEmail, ...]
+    phones: tuple[FoundPhone, ...]
     social_links: tuple[tuple[str, str], ...]
     text: str
     candidate_links: tuple[CandidateLink, ...]
@@ -125,12 +105,18 @@ class PageExtract:
 
 @dataclass(frozen=True)
 class _Link:
-    target: HttpTarget
+    target: CanonicalUrl
     label: str
 
 
-def extract_page(html: str, page_url: str, *, max_text_chars: int) -> PageExtract:
-    """Extract everything the scraper keeps from one page; ``page_url`` resolves relative links."""
+def extract_page(
+    html: str, page_url: str, *, max_text_chars: int, site_language: str | None = None
+) -> PageExtract:
+    """Extract everything the scraper keeps from one page; ``page_url`` resolves relative links.
+
+    ``site_language`` (the home page's) stands in for this page's language when phone numbers are
+    read and the page names none.
+    """
     bounded = bound_markup(html)
     tree = LexborHTMLParser(bounded.html)
     metas = _meta_values(tree)
@@ -147,27 +133,36 @@ def extract_page(html: str, page_url: str, *, max_text_chars: int) -> PageExtrac
         if target is not None:
             links.append(_Link(target, label))
 
+    candidates, unfetchable = _candidate_links(page, links)
+    skipped += unfetchable
     tree.strip_tags(INVISIBLE_TAGS)
     root = tree.body or tree.root
     visible = _collapse(root.text(separator=" ")) if root is not None else ""
-
+    cloudflare = [node.attributes.get("data-cfemail") or "" for node in tree.css("[data-cfemail]")]
+    language = _language(tree, metas)
+    hrefs = [href for href, _ in anchors]
     emails = _unique(
-        [*(_emails_from_mailto(href) for href, _ in anchors), _emails_in_text(visible)],
+        find_emails(hrefs, cloudflare, visible, page_url=page_url, page_host=page.host),
+        key=lambda email: email.address,
         limit=MAX_EMAILS_PER_PAGE,
     )
+    tel_hrefs = [href for href in hrefs if href[:4].lower() == "tel:"]
     phones = _unique(
-        [*(_phones_from_tel(href) for href, _ in anchors), _phones_in_text(visible)],
+        find_phones(
+            tel_hrefs, visible, page_url=page_url, host=page.host, language=language or site_language
+        ),
+        key=lambda phone: phone.e164,
         limit=MAX_PHONES_PER_PAGE,
     )
     return PageExtract(
         title=_bounded(_title(tree) or metas.get("og:title"), MAX_TITLE_CHARS),
         description=_bounded(metas.get("description") or metas.get("og:description"), MAX_DESCRIPTION_CHARS),
-        language=_language(tree, metas),
+        language=language,
         emails=emails,
         phones=phones,
         social_links=_social_links(links),
         text=visible[:max_text_chars].rstrip(),
-        candidate_links=_candidate_links(page, links),
+        candidate_links=candidates,
         skipped_links=skipped,
         markup_cut=bounded.cut,
     )
@@ -182,14 +177,14 @@ def _bounded(text: str | None, limit: int) -> str | None:
     return collapsed[:limit].rstrip() or None
 
 
-def _unique(groups: Iterable[Iterable[str]], *, limit: int) -> tuple[str, ...]:
-    seen: dict[str, None] = {}
-    for group in groups:
-        for value in group:
-            seen.setdefault(value, None)
-            if len(seen) >= limit:
-                return tuple(seen)
-    return tuple(seen)
+def _unique(found: Iterable[_T], *, key: Callable[[_T], str], limit: int) -> tuple[_T, ...]:
+    """The first of each ``key`` in order, at most ``limit``."""
+    seen: dict[str, _T] = {}
+    for value in found:
+        seen.setdefault(key(value), value)
+        if len(seen) >= limit:
+            break
+    return tuple(seen.values())
 
 
 def _title(tree: LexborHTMLParser) -> str | None:
@@ -243,19 +238,19 @@ def _base_url(tree: LexborHTMLParser, page_url: str) -> tuple[str, int]:
     return (page_url, 0) if target is None else (str(target), 0)
 
 
-def _resolve(base_url: str, href: str) -> HttpTarget | None:
-    """``href`` as a canonical http(s) target; None for other schemes (mailto:, tel:, javascript:).
+def _resolve(base_url: str, href: str) -> CanonicalUrl | None:
+    """``href`` as a canonical http(s) URL; None for other schemes (mailto:, tel:, javascript:).
 
     Raises ``FatalScrapeError`` when the reference is meant as a web link but cannot be one.
     """
+    scheme = _SCHEME.match(href)
+    if scheme is not None and scheme.group(1).lower() not in ("http", "https"):
+        return None
     joined = join_url(base_url, href)
     try:
-        scheme = urlsplit(joined).scheme.lower()
-    except ValueError as exc:
-        raise FatalScrapeError("invalid_url", f"{joined[:200]!r}: {exc}") from exc
-    if scheme not in ("http", "https"):
-        return None
-    return parse_http_url(joined)
+        return canonical_url(joined)
+    except UnusableUrl as exc:
+        raise FatalScrapeError("invalid_url", str(exc)) from exc
 
 
 def _anchors(tree: LexborHTMLParser) -> Iterator[tuple[LexborNode, str]]:
@@ -265,72 +260,12 @@ def _anchors(tree: LexborHTMLParser) -> Iterator[tuple[LexborNode, str]]:
             yield node, href
 
 
-def _emails_from_mailto(href: str) -> list[str]:
-    if not href.lower().startswith("mailto:"):
-        return []
-    addresses = unquote(href[len("mailto:") :]).split("?", 1)[0]
-    found = []
-    for candidate in re.split(r"[,;]", addresses):
-        candidate = candidate.strip().lower()
-        if _EMAIL.fullmatch(candidate) and _plausible_email(candidate):
-            found.append(candidate)
-    return found
-
-
-def _emails_in_text(text: str) -> list[str]:
-    readable = _OBFUSCATED_DOT.sub(".", _OBFUSCATED_AT.sub("@", text))
-    found = (match.group(0).lower() for match in _EMAIL.finditer(readable))
-    return [email for email in found if _plausible_email(email)]
-
-
-def _plausible_email(email: str) -> bool:
-    local, _, domain = email.rpartition("@")
-    if len(email) > 254 or not local or domain.endswith(_ASSET_SUFFIXES):
-        return False
-    if domain in _PLACEHOLDER_EMAIL_DOMAINS or domain.endswith(_TRACKER_EMAIL_DOMAINS):
-        return False
-    # Retina image names ("logo@2x.png") are caught above; hashed tracker ids look like long hex.
-    return not re.fullmatch(r"[0-9a-f]{24,}", local)
-
-
-def _phones_from_tel(href: str) -> list[str]:
-    if not href.lower().startswith("tel:"):
-        return []
-    number = re.split(r"[;?,]", unquote(href[len("tel:") :]), maxsplit=1)[0]
-    normalised = normalise_phone(number, allow_double_zero=True)
-    return [normalised] if normalised else []
-
-
-def _phones_in_text(text: str) -> list[str]:
-    raw = [
-        match.group(0)
-        for match in _INTERNATIONAL_PHONE.finditer(text)
-        if not _FAX_LABEL_BEFORE.search(text, max(0, match.start() - 24), match.start())
-    ]
-    raw += [match.group(1) for match in _LABELLED_PHONE.finditer(text)]
-    return [number for number in (normalise_phone(r) for r in raw) if number]
-
-
-def normalise_phone(raw: str, *, allow_double_zero: bool = False) -> str | None:
-    """``+<digits>`` for international numbers, plain digits for national ones; None if implausible."""
-    text = raw.strip().replace("(0)", "")
-    international = text.startswith("+")
-    digits = re.sub(r"\D", "", text)
-    if not international and allow_double_zero and digits.startswith("00"):
-        international, digits = True, digits[2:]
-    if not 7 <= len(digits) <= 15:
-        return None
-    if international:
-        return None if digits.startswith("0") else f"+{digits}"
-    return digits if digits.startswith("0") else None
-
-
 def _social_links(links: Iterable[_Link]) -> tuple[tuple[str, str], ...]:
     found: dict[str, str] = {}
     for link in links:
         host = link.target.host
         network = _network_for(host)
-        path = link.target.canonical.path.rstrip("/")
+        path = link.target.path.rstrip("/")
         first_segment = path.lstrip("/").split("/", 1)[0].lower()
         if network is None or not path or first_segment in _NON_PROFILE_SEGMENTS:
             continue
@@ -347,24 +282,28 @@ def _network_for(hostname: str) -> str | None:
     return None
 
 
-def _candidate_links(page: HttpTarget, links: Iterable[_Link]) -> tuple[CandidateLink, ...]:
+def _candidate_links(page: HttpTarget, links: Iterable[_Link]) -> tuple[tuple[CandidateLink, ...], int]:
+    """Links to imprint, contact and about pages of this site or a parent domain, and how many of them
+    could not be made fetchable (skipped and counted; only candidates are made fetchable).
+    """
     found: dict[str, CandidateLink] = {}
+    unfetchable = 0
+    own_key = page_key(page)
     for link in links:
-        target = link.target
-        path = target.canonical.path
-        if not same_site(target, page) or path.lower().endswith(_FILE_SUFFIXES):
+        url = link.target
+        if not same_company_site(url, page.canonical) or url.path.lower().endswith(_FILE_SUFFIXES):
             continue
-        if page_key(target) == page_key(page):
+        kind = page_kind(url.path, link.label)
+        if kind is None:
             continue
-        kind = _link_kind(unquote(path).lower(), link.label.lower())
-        if kind is not None:
-            absolute = str(target.canonical)
-            found.setdefault(absolute, CandidateLink(kind=kind, url=absolute))
-    return tuple(sorted(found.values(), key=lambda link: KIND_PRIORITY[link.kind]))
-
-
-def _link_kind(path: str, label: str) -> str | None:
-    for kind, keywords in LINK_KEYWORDS:
-        if any(keyword in path or keyword in label for keyword in keywords):
-            return kind
-    return None
+        try:
+            target = http_target(url)
+        except FatalScrapeError:  # outcome: an unusable link is skipped and counted
+            unfetchable += 1
+            continue
+        if page_key(target) == own_key:
+            continue
+        absolute = str(url)
+        found.setdefault(absolute, CandidateLink(kind=kind, url=absolute))
+    ordered = tuple(sorted(found.values(), key=lambda link: KIND_PRIORITY[link.kind]))
+    return ordered, unfetchable

@@ -1,5 +1,8 @@
 """Scrape one company site: the home page, then a few imprint / contact / about pages of the same site.
 
+An extra page may also be on a parent domain of the site (``example.de/impressum`` for
+``shop.example.de``): the same company.
+
 The home page decides the task: its fatal and retryable errors propagate unchanged. Extra pages are a
 bonus: any error on one (fetching or extracting it) is recorded on its page record and the crawl goes
 on, and no extra page is started once less than :data:`EXTRA_PAGE_MIN_SECONDS` remain before the
@@ -22,11 +25,13 @@ from outreach.config import ScrapeSettings
 from outreach.errors import FatalScrapeError, RetryableScrapeError, ScrapeError
 from outreach.scraping.address_guard import Resolver
 from outreach.scraping.charset import decode_html
-from outreach.scraping.extract import KIND_PRIORITY, CandidateLink, PageExtract, extract_page
+from outreach.scraping.contacts import FoundEmail, FoundPhone
+from outreach.scraping.extract import CandidateLink, PageExtract, extract_page
+from outreach.scraping.page_choice import KIND_PRIORITY
 from outreach.scraping.robots import MAX_ROBOTS_BYTES, RobotsRules
 from outreach.scraping.safe_fetch import BACKOFF_BASE_SECONDS, FetchedPage, fetch_page
 from outreach.scraping.site_scrape import PageRecord, SiteScrape
-from outreach.scraping.site_urls import page_key, parse_http_url, same_site
+from outreach.scraping.site_urls import page_key, parse_http_url, same_company_site
 
 EXTRA_PAGE_MIN_SECONDS = 3.0
 MAX_EMAILS = 50
@@ -102,7 +107,7 @@ def scrape_site(
             pages.append(PageRecord(link.url, _status_of(reason), 0, False, skipped=reason))
             continue
         final = parse_http_url(page.url)
-        if not any(same_site(final, known) for known in site_targets):
+        if not any(same_company_site(final.canonical, known.canonical) for known in site_targets):
             pages.append(_record(page, skipped="off_site"))
             continue
         if page_key(final) in seen:
@@ -110,7 +115,7 @@ def scrape_site(
             continue
         seen.add(page_key(final))
         try:
-            extract = _extract(page, settings, deadline)
+            extract = _extract(page, settings, deadline, site_language=home_extract.language)
         except ScrapeError as exc:  # outcome: extra page skipped, recorded on its page record
             pages.append(_record(page, skipped=exc.reason))
             continue
@@ -142,13 +147,17 @@ def choose_extra_links(
     return ordered[: max(0, limit)]
 
 
-def _extract(page: FetchedPage, settings: ScrapeSettings, deadline: float) -> PageExtract:
+def _extract(
+    page: FetchedPage, settings: ScrapeSettings, deadline: float, *, site_language: str | None = None
+) -> PageExtract:
     """Decode and extract one page; any unexpected failure is the named fatal ``extract_error``."""
     if time.monotonic() >= deadline:
         raise RetryableScrapeError("deadline_exceeded", f"no time left to parse {page.url}")
     try:
         html = decode_html(page.body, page.charset)
-        return extract_page(html, page.url, max_text_chars=settings.max_text_chars)
+        return extract_page(
+            html, page.url, max_text_chars=settings.max_text_chars, site_language=site_language
+        )
     except (ScrapeError, MemoryError):
         raise
     except Exception as exc:
@@ -187,8 +196,13 @@ def _merge(
     def first(values: Iterable[str | None]) -> str | None:
         return next((value for value in values if value), None)
 
-    emails = dict.fromkeys(email for extract in extracts for email in extract.emails)
-    phones = dict.fromkeys(phone for extract in extracts for phone in extract.phones)
+    emails: dict[str, FoundEmail] = {}
+    phones: dict[str, FoundPhone] = {}
+    for extract in extracts:
+        for email in extract.emails:
+            emails.setdefault(email.address, email)
+        for phone in extract.phones:
+            phones.setdefault(phone.e164, phone)
     social: dict[str, list[str]] = {}
     for extract in extracts:
         for network, link in extract.social_links:
@@ -201,8 +215,8 @@ def _merge(
         title=home.title or first(extract.title for extract in extracts),
         description=home.description or first(extract.description for extract in extracts),
         language=home.language or first(extract.language for extract in extracts),
-        emails=tuple(emails)[:MAX_EMAILS],
-        phones=tuple(phones)[:MAX_PHONES],
+        emails=tuple(emails.values())[:MAX_EMAILS],
+        phones=tuple(phones.values())[:MAX_PHONES],
         social_links={network: tuple(links) for network, links in social.items()},
         text=text[: settings.max_text_chars].rstrip(),
         pages=pages,

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from outreach.scraping.contacts import FoundEmail, FoundPhone
+
 SUMMARY_TITLE_CHARS = 200
 SUMMARY_EMAILS = 10
 SUMMARY_PHONES = 5
@@ -41,8 +43,8 @@ class SiteScrape:
     title: str | None
     description: str | None
     language: str | None
-    emails: tuple[str, ...]
-    phones: tuple[str, ...]
+    emails: tuple[FoundEmail, ...]
+    phones: tuple[FoundPhone, ...]
     social_links: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     text: str = ""
     pages: tuple[PageRecord, ...] = ()
@@ -60,8 +62,8 @@ class SiteScrape:
             "title": self.title,
             "description": self.description,
             "language": self.language,
-            "emails": list(self.emails),
-            "phones": list(self.phones),
+            "emails": [email.to_document() for email in self.emails],
+            "phones": [phone.to_document() for phone in self.phones],
             "social_links": {network: list(urls) for network, urls in self.social_links.items()},
             "text": self.text,
             "pages": [page.to_document() for page in self.pages],
@@ -69,11 +71,14 @@ class SiteScrape:
         }
 
     def summary(self) -> dict[str, Any]:
-        """A few hundred bytes for the task row: strings, lists of strings and one int, no floats."""
+        """At most a few kilobytes for the task row: strings, lists of string maps and one int, no floats.
+
+        E-mails and phones have the shape of :mod:`outreach.scraping.contacts`, as in the document.
+        """
         return {
             "title": (self.title or "")[:SUMMARY_TITLE_CHARS],
             "language": self.language or "",
-            "emails": list(self.emails[:SUMMARY_EMAILS]),
-            "phones": list(self.phones[:SUMMARY_PHONES]),
+            "emails": [email.to_document() for email in self.emails[:SUMMARY_EMAILS]],
+            "phones": [phone.to_document() for phone in self.phones[:SUMMARY_PHONES]],
             "pages": self.pages_used,
         }

@@ -10,6 +10,7 @@ import httpx
 
 from outreach.canonical_url import DEFAULT_PORTS, CanonicalUrl, UnusableUrl, canonical_url, site_host
 from outreach.errors import FatalScrapeError
+from outreach.scraping.registrable_domain import is_parent_domain
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,11 @@ def parse_http_url(raw: str, *, reason: str = "invalid_url") -> HttpTarget:
         canonical = canonical_url(raw)
     except UnusableUrl as exc:
         raise FatalScrapeError(reason, str(exc)) from exc
+    return http_target(canonical, reason=reason)
+
+
+def http_target(canonical: CanonicalUrl, *, reason: str = "invalid_url") -> HttpTarget:
+    """The fetchable target for a URL already in canonical form; FatalScrapeError if httpx refuses it."""
     parts: dict[str, object] = {
         "scheme": canonical.scheme,
         "host": canonical.host,
@@ -105,6 +111,13 @@ def same_site(a: HttpTarget, b: HttpTarget) -> bool:
     return a.site == b.site
 
 
+def same_company_site(target: CanonicalUrl, page: CanonicalUrl) -> bool:
+    """The page's site, or its parent domain on the same port: ``example.de`` for ``shop.example.de``."""
+    if target.site == page.site:
+        return True
+    return target.port == page.port and is_parent_domain(target.host, page.host)
+
+
 def page_key(target: HttpTarget) -> str:
     """A key under which two URLs of the same page compare equal (scheme, www and trailing slash ignored)."""
     path = target.url.raw_path.decode("ascii", errors="replace")
@@ -116,11 +129,13 @@ def page_key(target: HttpTarget) -> str:
 __all__ = [
     "DEFAULT_PORTS",
     "HttpTarget",
+    "http_target",
     "ip_literal",
     "join_http_url",
     "join_url",
     "page_key",
     "parse_http_url",
+    "same_company_site",
     "same_site",
     "site_host",
 ]

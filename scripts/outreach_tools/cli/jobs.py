@@ -323,10 +323,21 @@ def _export_row(job_id: str, key: str, document: dict[str, Any], with_text: bool
 
 def _csv_cell(value: Any) -> str:
     if isinstance(value, list):
-        return ";".join(str(v) for v in value)
+        return ";".join(_csv_item(v) for v in value)
     if isinstance(value, dict):
         return json.dumps(value, sort_keys=True)
     return "" if value is None else str(value)
+
+
+def _csv_item(value: Any) -> str:
+    """An e-mail as its address, a phone as its E.164 number (`` (fax)`` for a fax), else JSON or text."""
+    if isinstance(value, dict):
+        if "address" in value:
+            return str(value["address"])
+        if "e164" in value:
+            return f"{value['e164']} (fax)" if value.get("kind") == "fax" else str(value["e164"])
+        return json.dumps(value, sort_keys=True)
+    return str(value)
 
 
 @job.command("export")

@@ -99,7 +99,11 @@ def finish_task(task_id: str, *, title: str = "Acme") -> None:
     document = {
         "final_url": task.url,
         "title": title,
-        "emails": ["info@acme.example"],
+        "emails": [{"address": "info@acme.example", "page": task.url, "decoded": "mailto"}],
+        "phones": [
+            {"e164": "+4930583920", "kind": "phone", "as_found": "030 583920", "page": task.url},
+            {"e164": "+4930583929", "kind": "fax", "as_found": "030 583929", "page": task.url},
+        ],
         "text": "hello",
         "pages": [],
     }

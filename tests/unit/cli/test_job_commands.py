@@ -166,6 +166,7 @@ def test_job_export_writes_the_results_of_finished_tasks_as_jsonl_and_csv(
         table = list(csv.DictReader(handle))
     assert sorted(r["title"] for r in table) == ["Alpha", "Gamma"]
     assert {r["emails"] for r in table} == {"info@acme.example"}
+    assert {r["phones"] for r in table} == {"+4930583920;+4930583929 (fax)"}
 
 
 def test_job_cancel_moves_open_tasks_to_cancelled_and_leaves_terminal_ones(

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from outreach.scraping.charset import decode_html, looks_like_html
-from outreach.scraping.extract import CandidateLink, PageExtract, extract_page, normalise_phone
+from outreach.scraping.contacts import PhoneKind
+from outreach.scraping.extract import CandidateLink, PageExtract, extract_page
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "html"
 MUELLER = "https://www.mueller-maschinenbau.de/"
@@ -16,6 +17,14 @@ MUELLER = "https://www.mueller-maschinenbau.de/"
 def extract_fixture(name: str, page_url: str, max_text_chars: int = 5_000) -> PageExtract:
     html = decode_html((FIXTURES / name).read_bytes())
     return extract_page(html, page_url, max_text_chars=max_text_chars)
+
+
+def addresses(page: PageExtract) -> tuple[str, ...]:
+    return tuple(email.address for email in page.emails)
+
+
+def numbers(page: PageExtract, kind: PhoneKind = PhoneKind.PHONE) -> tuple[str, ...]:
+    return tuple(phone.e164 for phone in page.phones if phone.kind is kind)
 
 
 @pytest.fixture(scope="module")
@@ -63,34 +72,46 @@ def test_emails_come_from_mailto_links_and_visible_text_lowercased_and_deduplica
 ) -> None:
     # GIVEN a mailto link with a query, the same address as link text, and "[at]"/"[dot]" in text
     # THEN each address appears once, lower case, mailto first
-    assert home.emails == ("vertrieb@mueller-maschinenbau.de", "service@mueller-maschinenbau.de")
+    assert addresses(home) == ("vertrieb@mueller-maschinenbau.de", "service@mueller-maschinenbau.de")
+    assert [email.decoded.value for email in home.emails] == ["mailto", "written_out"]
+    assert {email.page for email in home.emails} == {MUELLER}
 
 
 def test_addresses_in_scripts_styles_noscript_and_templates_are_ignored(home: PageExtract) -> None:
     for hidden in ("tracking@", "css@", "noscript@", "template@", "sentry"):
-        assert not any(hidden in email for email in home.emails)
+        assert not any(hidden in email for email in addresses(home))
 
 
 def test_image_names_placeholders_and_tracker_ids_are_not_emails() -> None:
     page = extract_fixture("junk_contacts.html", "https://firma-beispiel.de/")
-    assert page.emails == ("a@firma-beispiel.de", "b@firma-beispiel.de", "kontakt@firma-beispiel.de")
+    assert addresses(page) == ("a@firma-beispiel.de", "b@firma-beispiel.de", "kontakt@firma-beispiel.de")
 
 
 def test_a_mailto_with_several_recipients_yields_each_address() -> None:
     page = extract_fixture("northwind_about.html", "https://www.northwind.example/en/about")
-    assert page.emails == ("sales@northwind.example", "support@northwind.example", "hello@northwind.example")
+    assert addresses(page) == (
+        "sales@northwind.example",
+        "support@northwind.example",
+        "hello@northwind.example",
+    )
 
 
 def test_phones_come_from_tel_links_and_labelled_or_international_numbers(home: PageExtract) -> None:
-    # tel:+49 711 98765-0 and "+49 (0) 711 98765-0" are one number; the fax number is not taken
-    assert home.phones == ("+49711987650", "08001234567")
+    # tel:+49 711 98765-0 and "+49 (0) 711 98765-0" are one number; the fax number is kept apart
+    assert numbers(home) == ("+49711987650", "+498005893370")
+    assert [phone.as_found for phone in home.phones if phone.kind is PhoneKind.PHONE] == [
+        "+49 711 98765-0",
+        "0800 / 589 33 70",
+    ]
 
 
-def test_a_fax_number_is_not_a_phone_number() -> None:
+def test_a_fax_number_is_kept_apart_as_kind_fax() -> None:
     imprint = extract_fixture("mueller_impressum.html", MUELLER + "impressum")
-    assert imprint.phones == ("0711987650",)
+    assert numbers(imprint) == ("+49711987650",)
+    assert numbers(imprint, PhoneKind.FAX) == ("+497119876599",)
     about = extract_fixture("northwind_about.html", "https://www.northwind.example/en/about")
-    assert about.phones == ("+442079460958",)  # "tel:0044-20-..." is the same number as the text
+    assert numbers(about) == ("+442079460958",)  # "tel:0044-20-..." is the same number as the text
+    assert numbers(about, PhoneKind.FAX) == ("+442079460999",)
 
 
 def test_order_numbers_dates_postcodes_and_ibans_are_not_phone_numbers() -> None:
@@ -99,22 +120,7 @@ def test_order_numbers_dates_postcodes_and_ibans_are_not_phone_numbers() -> None
 
 def test_japanese_labelled_phone_numbers_are_found() -> None:
     page = extract_fixture("sample_kogyo_shift_jis.html", "https://sample-kogyo.co.jp/")
-    assert page.phones == ("0312345678",)
-
-
-@pytest.mark.parametrize(
-    ("raw", "expected"),
-    [
-        ("+49 (0) 711 98765-0", "+49711987650"),
-        ("+49 711 / 98765 0", "+49711987650"),
-        ("0711 98765-0", "0711987650"),
-        ("123", None),
-        ("+0711 1234567", None),  # no country code starts with zero
-        ("4711-0815-42", None),  # neither international nor a national number with a leading zero
-    ],
-)
-def test_phone_numbers_are_normalised_to_digits(raw: str, expected: str | None) -> None:
-    assert normalise_phone(raw) == expected
+    assert numbers(page) == ("+81354128830",)
 
 
 def test_social_links_are_collected_per_network_without_share_buttons(home: PageExtract) -> None:
@@ -143,12 +149,11 @@ def test_visible_text_is_bounded_to_max_text_chars() -> None:
 
 
 def test_candidate_links_are_same_site_and_ordered_imprint_contact_about(home: PageExtract) -> None:
-    # GIVEN nav links to the imprint, contact and about pages, a non-www contact link, an external
-    # contact page, a PDF, a javascript: link and an in-page anchor
+    # GIVEN nav links to the imprint, contact and about pages, a job application page whose slug
+    # contains "kontakt", an external contact page, a PDF, a javascript: link and an in-page anchor
     assert home.candidate_links == (
         CandidateLink("imprint", MUELLER + "impressum"),
         CandidateLink("contact", MUELLER + "kontakt/"),
-        CandidateLink("contact", "https://mueller-maschinenbau.de/karriere/kontakt-bewerbung"),
         CandidateLink("about", MUELLER + "ueber-uns"),
     )
 

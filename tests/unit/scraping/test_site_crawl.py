@@ -51,14 +51,20 @@ def test_a_site_is_scraped_from_its_home_imprint_contact_and_about_pages(farm: W
     assert site.final_url == farm.url("/", host="site.test")
     assert site.title == "Müller Maschinenbau GmbH | Sondermaschinen aus Stuttgart"
     assert site.language == "de-de"
-    assert site.emails == (
+    assert [email.address for email in site.emails] == [
         "vertrieb@mueller-maschinenbau.de",
         "service@mueller-maschinenbau.de",
         "datenschutz@mueller-maschinenbau.de",
         "info@mueller-maschinenbau.de",
         "personal@mueller-maschinenbau.de",
-    )
-    assert site.phones == ("+49711987650", "08001234567", "0711987650", "+491712345678")
+    ]
+    # "0711 / 98765-0" on the imprint is the home page's "+49 (0) 711 98765-0": one number
+    assert [(phone.e164, phone.kind.value) for phone in site.phones] == [
+        ("+49711987650", "phone"),
+        ("+497119876599", "fax"),
+        ("+498005893370", "phone"),
+        ("+491715839204", "phone"),
+    ]
     assert site.social_links["linkedin"] == ("https://www.linkedin.com/company/mueller-maschinenbau",)
     assert [page.url for page in site.pages] == [
         farm.url(path, host="site.test") for path in ("/", "/impressum", "/kontakt/", "/ueber-uns")
@@ -97,7 +103,7 @@ def test_a_missing_extra_page_is_skipped_not_fatal(farm: WebFarm) -> None:
     imprint = site.pages[1]
     assert (imprint.status, imprint.skipped, imprint.bytes) == (404, "http_404", 0)
     assert farm.hits["/impressum"] == 1
-    assert "info@mueller-maschinenbau.de" not in site.emails
+    assert "info@mueller-maschinenbau.de" not in [email.address for email in site.emails]
     assert site.summary()["pages"] == 3
 
 
@@ -131,7 +137,7 @@ def test_an_extra_page_redirecting_to_another_site_is_not_merged(farm: WebFarm) 
     assert site.pages[2].skipped == "off_site"
     assert site.pages[2].url == farm.url("/partner-kontakt", host="elsewhere.test")
     assert farm.hits["/partner-kontakt"] == 1
-    assert "+491712345678" not in site.phones
+    assert "+491715839204" not in [phone.e164 for phone in site.phones]
 
 
 def test_a_redirect_to_the_www_host_keeps_its_pages_on_site(farm: WebFarm) -> None:
@@ -145,7 +151,7 @@ def test_a_redirect_to_the_www_host_keeps_its_pages_on_site(farm: WebFarm) -> No
     assert site.final_url == farm.url("/start", host="www.site.test")
     assert site.pages[1].url == farm.url("/impressum", host="www.site.test")
     assert site.pages[1].skipped is None
-    assert "info@mueller-maschinenbau.de" in site.emails
+    assert "info@mueller-maschinenbau.de" in [email.address for email in site.emails]
 
 
 def test_extra_pages_are_not_started_when_the_deadline_is_near(farm: WebFarm) -> None:
@@ -225,10 +231,10 @@ def test_the_document_is_json_serialisable_and_holds_every_page(farm: WebFarm) -
     }
 
 
-def test_the_summary_is_small_and_holds_only_strings_and_ints(farm: WebFarm) -> None:
+def test_the_summary_is_small_and_holds_only_strings_string_maps_and_ints(farm: WebFarm) -> None:
     # GIVEN a home page with 15 addresses and 8 phone numbers and a very long title
     emails = "".join(f'<a href="mailto:person{n}@site.test">m</a>' for n in range(15))
-    phones = "".join(f'<a href="tel:+4930123456{n:02d}">t</a>' for n in range(8))
+    phones = "".join(f'<a href="tel:+49305839{n:02d}7">t</a>' for n in range(8))
     farm.html("/", f"<html lang=de><title>{'Sehr langer Titel ' * 40}</title>{emails}{phones}</html>")
 
     summary = scrape(farm).summary()
@@ -239,10 +245,13 @@ def test_the_summary_is_small_and_holds_only_strings_and_ints(farm: WebFarm) -> 
     assert len(summary["title"]) <= 200
     assert summary["language"] == "de"
     assert summary["pages"] == 1
-    values = [summary["title"], summary["language"], *summary["emails"], *summary["phones"]]
+    assert set(summary["emails"][0]) == {"address", "page", "decoded"}
+    assert set(summary["phones"][0]) == {"e164", "kind", "as_found", "page"}
+    contacts = [*summary["emails"], *summary["phones"]]
+    values = [summary["title"], summary["language"], *(v for item in contacts for v in item.values())]
     assert all(isinstance(value, str) for value in values)
     assert type(summary["pages"]) is int
-    assert len(json.dumps(summary)) < 1500
+    assert len(json.dumps(summary)) < 4000
 
 
 def test_a_truncated_home_page_is_still_scraped(farm: WebFarm) -> None:
@@ -254,4 +263,4 @@ def test_a_truncated_home_page_is_still_scraped(farm: WebFarm) -> None:
     assert site.pages[0].truncated is True
     assert site.pages[0].bytes == 4096
     assert site.title == "Gekürzt"
-    assert site.emails == ("info@site.test",)
+    assert [email.address for email in site.emails] == ["info@site.test"]
