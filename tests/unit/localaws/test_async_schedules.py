@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 
 from outreach_tools.localaws.async_invoke import AsyncInvoker
-from outreach_tools.localaws.base import client
+from outreach_tools.localaws.base import client, send_to_queue
 from outreach_tools.localaws.clock import VirtualClock
 from outreach_tools.localaws.runtime import FunctionRuntime
 from outreach_tools.localaws.schedules import ScheduleRunner
@@ -350,3 +351,75 @@ def test_a_schedule_whose_role_does_not_allow_invoke_is_retried_then_dead_letter
     assert attributes["X-Amz-Scheduler-Attempt"] == "3"
     assert attributes["RETRY_ATTEMPTS"] == "2"
     assert attributes["X-Amz-Scheduler-Schedule-Arn"] == schedule_arn
+
+
+def _fail_once_and_give_up(lab: Lab, name: str, on_failure: str) -> str:
+    """A function that always fails, with no async retries and the ``on_failure`` destination."""
+    fn = _timed_function(lab, name, FAIL="1")
+    lab.lam.put_function_event_invoke_config(
+        FunctionName=name,
+        MaximumRetryAttempts=0,
+        DestinationConfig={"OnFailure": {"Destination": on_failure}},
+    )
+    return fn
+
+
+def test_an_async_failure_record_in_s3_is_stored_under_a_date_path(
+    lab: Lab, clock: VirtualClock, machinery: tuple[AsyncInvoker, ScheduleRunner]
+) -> None:
+    # GIVEN a failing function whose on-failure destination is a bucket
+    lab.s3.create_bucket(Bucket="failures")
+    fn = _fail_once_and_give_up(lab, "to-s3", "arn:aws:s3:::failures")
+    # WHEN an async event fails
+    machinery[0].submit(fn, {"n": 1})
+    wait_for(lambda: lab.s3.list_objects_v2(Bucket="failures").get("KeyCount", 0) == 1)
+    # THEN the object is named aws/lambda/async/<function>/YYYY/MM/DD/YYYY-MM-DDTHH.MM.SS-<uuid>
+    key = lab.s3.list_objects_v2(Bucket="failures")["Contents"][0]["Key"]
+    day = datetime.fromtimestamp(clock.now(), tz=UTC)
+    pattern = (
+        rf"aws/lambda/async/to-s3/{day:%Y/%m/%d}/{day:%Y-%m-%d}T\d{{2}}\.\d{{2}}\.\d{{2}}-"
+        r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+    )
+    assert re.fullmatch(pattern, key), key
+    record = json.loads(lab.s3.get_object(Bucket="failures", Key=key)["Body"].read())
+    assert record["requestPayload"] == {"n": 1}
+
+
+def test_an_async_failure_record_on_eventbridge_has_source_aws_lambda(
+    lab: Lab, clock: VirtualClock, machinery: tuple[AsyncInvoker, ScheduleRunner]
+) -> None:
+    # GIVEN a failing function whose on-failure destination is a bus with a rule for aws.lambda events
+    events = client("events", lab.endpoint)
+    bus_arn = events.create_event_bus(Name="failures")["EventBusArn"]
+    seen_url, seen_arn, _ = lab.queue("seen")
+    events.put_rule(
+        Name="lambda-failures",
+        EventBusName="failures",
+        EventPattern=json.dumps(
+            {"source": ["aws.lambda"], "detail-type": ["Lambda Function Invocation Result - Failure"]}
+        ),
+    )
+    events.put_targets(
+        Rule="lambda-failures", EventBusName="failures", Targets=[{"Id": "q", "Arn": seen_arn}]
+    )
+    fn = _fail_once_and_give_up(lab, "to-bus", bus_arn)
+    # WHEN an async event fails
+    machinery[0].submit(fn, {"n": 2})
+    wait_for(lambda: lab.visible(seen_url) == 1)
+    # THEN the bus got the invocation record as detail, from aws.lambda, naming function and bus
+    event = json.loads(lab.sqs.receive_message(QueueUrl=seen_url)["Messages"][0]["Body"])
+    assert event["source"] == "aws.lambda"
+    assert event["detail"]["requestPayload"] == {"n": 2}
+    assert set(event["resources"]) == {f"{fn}:$LATEST", bus_arn}
+
+
+def test_a_dead_letter_error_code_is_sent_as_a_number_attribute(lab: Lab) -> None:
+    # GIVEN the attributes AsyncInvoker gives a function DLQ message (the emulator does not store a
+    # function's DeadLetterConfig, so the queue is addressed directly)
+    dlq_url, dlq_arn, _ = lab.queue("function-dlq")
+    # WHEN they are sent
+    send_to_queue(lab.endpoint, dlq_arn, "{}", {"RequestID": "r-1", "ErrorCode": 200, "ErrorMessage": "boom"})
+    # THEN ErrorCode arrives as a Number, the others as strings
+    attributes = _dlq_messages(lab, dlq_url)[0]["MessageAttributes"]
+    assert attributes["ErrorCode"] == {"DataType": "Number", "StringValue": "200"}
+    assert attributes["RequestID"] == {"DataType": "String", "StringValue": "r-1"}
