@@ -1,11 +1,12 @@
 """EventBridge rules and Scheduler schedules: their rate()/at() expressions and the hand-over to Lambda.
 
 Rules with ``rate()`` and schedules with ``at()`` or ``rate()`` fire on the virtual clock and hand
-their event to Lambda's event queue (``async_invoke``). Only a failure of that hand-over (function
-missing, permission missing) is retried here, with the target's or schedule's RetryPolicy, and then
-sent to its DeadLetterConfig queue
-(https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html,
-https://docs.aws.amazon.com/scheduler/latest/UserGuide/configuring-schedule-dlq.html); a function
+their event to Lambda's event queue (``async_invoke``). Only a failure of that hand-over is handled
+here: a rule's missing function or permission goes to the target's DeadLetterConfig queue at once
+(https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html); a schedule's refused
+delivery (function missing, execution role without lambda:InvokeFunction, Input not JSON) is retried
+with its RetryPolicy, then sent to its DeadLetterConfig queue as a dead-letter event
+(https://docs.aws.amazon.com/scheduler/latest/UserGuide/configuring-schedule-dlq.html). A function
 error after the hand-over is the event queue's to retry.
 """
 
