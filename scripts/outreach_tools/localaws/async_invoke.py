@@ -17,11 +17,12 @@ import json
 import threading
 import uuid
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from outreach_tools.localaws.base import Journal, SourceStats, arn_parts, client, iso_timestamp, send_to_queue
 from outreach_tools.localaws.clock import VirtualClock
-from outreach_tools.localaws.runtime import FunctionRuntime
+from outreach_tools.localaws.runtime import FunctionRuntime, FunctionSpec
 
 ASYNC_RETRY_DELAYS = (60.0, 120.0)  # Lambda waits about one minute, then two, between async attempts
 DEFAULT_EVENT_AGE = 21_600
@@ -171,7 +172,7 @@ class AsyncInvoker:
             "async.exhausted", function=spec.name, condition=condition, destination=destination, error=error
         )
         if destination:
-            self._send_record(destination, record, spec.name)
+            self._send_record(destination, record, spec)
             # Counted after the record is written, so a reader that sees the count sees the record.
             self.stats.add(discarded_records=1)
             return
@@ -180,15 +181,19 @@ class AsyncInvoker:
         )
         target = dead_letter.get("TargetArn")
         if target:
-            attributes = {
+            # ErrorCode is a Number: the HTTP status code of the invocation (200 for a function error).
+            attributes: dict[str, str | int] = {
                 "RequestID": item.request_id,
-                "ErrorCode": "200",
-                "ErrorMessage": (error or {}).get("errorMessage") or condition,
+                "ErrorCode": 200,
+                "ErrorMessage": ((error or {}).get("errorMessage") or condition)[:1024],
             }
             send_to_queue(self.endpoint, target, json.dumps(item.event), attributes)
         self.stats.add(discarded_records=1)
 
-    def _send_record(self, destination: str, record: dict[str, Any], function: str) -> None:
+    def _send_record(self, destination: str, record: dict[str, Any], spec: FunctionSpec) -> None:
+        """Send the invocation record in each destination type's documented form
+        (invocation-async-retain-records.html: S3 key with a date path, EventBridge source ``aws.lambda``).
+        """
         service, region, _, resource = arn_parts(destination)
         body = json.dumps(record)
         if service == "sqs":
@@ -196,7 +201,7 @@ class AsyncInvoker:
         elif service == "sns":
             client("sns", self.endpoint, region).publish(TopicArn=destination, Message=body)
         elif service == "s3":
-            key = f"aws/lambda/async/{function}/{uuid.uuid4()}"
+            key = failure_record_key(spec.name, self.clock.now())
             client("s3", self.endpoint, region).put_object(Bucket=resource, Key=key, Body=body.encode())
         elif service == "lambda":
             self.submit(destination, record)
@@ -204,10 +209,17 @@ class AsyncInvoker:
             client("events", self.endpoint, region).put_events(
                 Entries=[
                     {
-                        "Source": "lambda",
+                        "Source": "aws.lambda",
                         "DetailType": "Lambda Function Invocation Result - Failure",
                         "Detail": body,
+                        "Resources": [f"{spec.arn}:$LATEST", destination],
                         "EventBusName": destination,
                     }
                 ]
             )
+
+
+def failure_record_key(function: str, now: float) -> str:
+    """``aws/lambda/async/<function-name>/YYYY/MM/DD/YYYY-MM-DDTHH.MM.SS-<uuid>``, Lambda's S3 object name."""
+    moment = datetime.fromtimestamp(now, tz=UTC)
+    return f"aws/lambda/async/{function}/{moment:%Y/%m/%d/%Y-%m-%dT%H.%M.%S}-{uuid.uuid4()}"

@@ -26,15 +26,18 @@ def client(service: str, endpoint: str, region: str = "us-east-1") -> Any:
     )
 
 
-def send_to_queue(endpoint: str, queue_arn: str, body: str, attributes: dict[str, str]) -> None:
-    """SendMessage to the queue with ARN ``queue_arn``, with string message attributes."""
+def send_to_queue(endpoint: str, queue_arn: str, body: str, attributes: dict[str, str | int]) -> None:
+    """SendMessage to the queue with ARN ``queue_arn``; ``int`` attributes are sent as ``Number``."""
     _, region, account, name = arn_parts(queue_arn)
     sqs = client("sqs", endpoint, region)
     url = sqs.get_queue_url(QueueName=name, QueueOwnerAWSAccountId=account)["QueueUrl"]
     sqs.send_message(
         QueueUrl=url,
         MessageBody=body,
-        MessageAttributes={k: {"DataType": "String", "StringValue": v} for k, v in attributes.items()},
+        MessageAttributes={
+            k: {"DataType": "Number" if isinstance(v, int) else "String", "StringValue": str(v)}
+            for k, v in attributes.items()
+        },
     )
 
 

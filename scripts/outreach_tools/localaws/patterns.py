@@ -1,8 +1,10 @@
 """EventBridge-style event patterns, as used by Lambda filter criteria and EventBridge Pipes filters.
 
 Supported: exact values, ``prefix``, ``suffix``, ``anything-but`` (value, list, or ``prefix``),
-``exists``, ``numeric`` comparisons and ``equals-ignore-case``; nested objects; several filters in
-one criteria are OR-ed. Matching rules: https://docs.aws.amazon.com/eventbridge/latest/userguide/
+``exists``, ``numeric`` comparisons and ``equals-ignore-case``; nested objects; ``$or`` over
+sub-patterns at any level; several filters in one criteria are OR-ed. Operators appear only inside a
+leaf's list; ``validate`` refuses anything else, and ``wildcard`` (a bus-pattern operator that Lambda's
+filter rules do not list) for mappings and pipes. Matching rules: https://docs.aws.amazon.com/eventbridge/latest/userguide/
 eb-event-patterns-content-based-filtering.html and for Lambda
 https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventfiltering.html
 """
@@ -15,6 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 _MISSING = object()
+_OR = "$or"
+_STRING_OPERATORS = ("prefix", "suffix", "equals-ignore-case")
 
 _NUMERIC_OPS: dict[str, Callable[[float, float], bool]] = {
     "<": operator.lt,
@@ -34,6 +38,11 @@ def matches(pattern: Mapping[str, Any], event: Any) -> bool:
     if not isinstance(event, Mapping):
         return False
     for key, rule in pattern.items():
+        if key == _OR and isinstance(rule, list):
+            # eb-create-pattern-operators.html: "$or" holds alternative patterns for the same level.
+            if not any(matches(alternative, event) for alternative in rule):
+                return False
+            continue
         value = event.get(key, _MISSING)
         if isinstance(rule, Mapping):
             if value is _MISSING:
@@ -53,8 +62,11 @@ def matches(pattern: Mapping[str, Any], event: Any) -> bool:
 
 def _only_absence(pattern: Mapping[str, Any]) -> bool:
     """True if every leaf under ``pattern`` accepts an absent value (``[{"exists": false}]``)."""
-    for rule in pattern.values():
-        if isinstance(rule, Mapping):
+    for key, rule in pattern.items():
+        if key == _OR and isinstance(rule, list):
+            if not any(_only_absence(alternative) for alternative in rule):
+                return False
+        elif isinstance(rule, Mapping):
             if not _only_absence(rule):
                 return False
         elif not any(isinstance(r, Mapping) and r.get("exists") is False for r in rule):
@@ -126,6 +138,60 @@ def _numeric(arg: Any, value: Any) -> bool:
     return True
 
 
+def validate(pattern: Any, *, wildcard: bool = False) -> None:
+    """Raise PatternError unless ``pattern`` is a pattern AWS would accept (``wildcard`` only for buses)."""
+    if not isinstance(pattern, Mapping) or not pattern:
+        raise PatternError(f"a pattern is a non-empty JSON object, got {pattern!r}")
+    for key, rule in pattern.items():
+        if key == _OR:
+            if not isinstance(rule, list) or len(rule) < 2:
+                raise PatternError(f"$or takes a list of at least two patterns, got {rule!r}")
+            for alternative in rule:
+                validate(alternative, wildcard=wildcard)
+        elif isinstance(rule, Mapping):
+            validate(rule, wildcard=wildcard)
+        elif isinstance(rule, list):
+            for matcher in rule:
+                _validate_matcher(matcher, wildcard)
+        else:
+            raise PatternError(f"pattern field {key!r} must be an object or a list, got {rule!r}")
+
+
+def _validate_matcher(matcher: Any, wildcard: bool) -> None:
+    if not isinstance(matcher, Mapping):
+        if isinstance(matcher, (list, dict)):
+            raise PatternError(f"a leaf value is a string, number, boolean or null, got {matcher!r}")
+        return
+    if len(matcher) != 1:
+        raise PatternError(f"a matcher has exactly one operator, got {dict(matcher)!r}")
+    (op, arg), *_ = matcher.items()
+    if op in _STRING_OPERATORS or (op == "wildcard" and wildcard):
+        _text(arg, op)
+    elif op == "exists":
+        if not isinstance(arg, bool):
+            raise PatternError(f"exists takes true or false, got {arg!r}")
+    elif op == "numeric":
+        pairs = arg if isinstance(arg, list) and arg and len(arg) % 2 == 0 else None
+        if pairs is None or any(
+            str(pairs[i]) not in _NUMERIC_OPS
+            or isinstance(pairs[i + 1], bool)
+            or not isinstance(pairs[i + 1], (int, float))
+            for i in range(0, len(pairs), 2)
+        ):
+            raise PatternError(f"numeric takes operator/number pairs, got {arg!r}")
+    elif op == "anything-but":
+        if isinstance(arg, Mapping):
+            if len(arg) != 1 or next(iter(arg)) not in _STRING_OPERATORS:
+                raise PatternError(f"anything-but takes prefix, suffix or equals-ignore-case, got {arg!r}")
+            _validate_matcher(arg, wildcard)
+        else:
+            for item in arg if isinstance(arg, list) else [arg]:
+                if isinstance(item, (list, Mapping)):
+                    raise PatternError(f"anything-but takes values, got {arg!r}")
+    else:
+        raise PatternError(f"unsupported matcher {op!r}")
+
+
 def compile_filters(filter_criteria: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     """The patterns of a FilterCriteria ({"Filters": [{"Pattern": "<json>"}]}); empty = pass all."""
     if not filter_criteria:
@@ -134,9 +200,11 @@ def compile_filters(filter_criteria: Mapping[str, Any] | None) -> list[dict[str,
     for item in filter_criteria.get("Filters") or []:
         raw = item.get("Pattern")
         if raw:
-            parsed = json.loads(raw) if isinstance(raw, str) else raw
-            if not isinstance(parsed, dict):
-                raise PatternError(f"a filter pattern must be a JSON object, got {raw!r}")
+            try:
+                parsed = json.loads(raw) if isinstance(raw, str) else raw
+            except json.JSONDecodeError as exc:
+                raise PatternError(f"a filter pattern must be JSON: {exc}") from exc
+            validate(parsed)
             patterns.append(parsed)
     return patterns
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from outreach_tools.localaws.clock import VirtualClock, install_in_moto
 from outreach_tools.localaws.dynamodb_transactions import make_transactions_atomic
+from outreach_tools.localaws.filter_validation import refuse_invalid_filter_patterns
 from outreach_tools.localaws.sqs_message_move import support_message_move_tasks
 
 DEFAULT_PORT = 4566
@@ -115,6 +116,7 @@ def embedded_aws(port: int | None = None, clock: VirtualClock | None = None) -> 
     evaluate_bucket_policies_as_tls()
     make_transactions_atomic()
     support_message_move_tasks()
+    refuse_invalid_filter_patterns()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     if clock is not None:
         install_in_moto(clock)

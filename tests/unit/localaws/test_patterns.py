@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from outreach_tools.localaws.patterns import matches
+import pytest
+
+from outreach_tools.localaws.patterns import PatternError, matches, validate
 
 BECAME_PENDING_BY_INSERT = {
     "dynamodb": {
@@ -32,3 +34,37 @@ def test_an_exists_false_leaf_does_not_match_a_record_that_has_the_leaf() -> Non
 def test_a_value_leaf_under_an_absent_parent_never_matches() -> None:
     pattern = {"dynamodb": {"OldImage": {"status": {"S": ["Running"]}}}}
     assert not matches(pattern, _record("Pending", None))
+
+
+def test_or_matches_when_any_alternative_matches_at_its_level() -> None:
+    pattern = {
+        "dynamodb": {"$or": [{"NewImage": {"status": {"S": ["Pending"]}}}, {"Keys": {"id": {"S": ["x"]}}}]}
+    }
+    assert matches(pattern, _record("Pending", "Running"))
+    assert not matches(pattern, _record("Running", "Pending"))
+
+
+def test_or_alternatives_are_and_ed_with_the_fields_beside_them() -> None:
+    pattern = {
+        "eventName": ["MODIFY"],
+        "dynamodb": {
+            "$or": [{"NewImage": {"status": {"S": ["Pending"]}}}, {"OldImage": {"status": {"S": ["Done"]}}}]
+        },
+    }
+    assert matches(pattern, _record("Pending", "Running"))
+    assert not matches(pattern, _record("Pending", None))  # an INSERT, not a MODIFY
+
+
+def test_a_pattern_with_operators_off_the_leaves_or_unknown_operators_is_invalid() -> None:
+    for bad in (
+        {"status": {"prefix": "Pen"}},
+        {"status": [{"wildcard": "P*"}]},
+        {"status": [{"numeric": [">", "one"]}]},
+        {"status": [{"exists": "yes"}]},
+        {"status": [["Pending"]]},
+        {"$or": {"status": ["Pending"]}},
+    ):
+        with pytest.raises(PatternError):
+            validate(bad)
+    validate({"status": [{"wildcard": "P*"}]}, wildcard=True)
+    validate({"$or": [{"status": ["Pending"]}, {"kind": [{"prefix": "scr"}]}], "n": [{"numeric": [">", 0]}]})
