@@ -82,3 +82,27 @@ def test_a_pipe_with_an_invalid_filter_pattern_is_refused_at_creation(lab: Lab) 
         )
     assert refused.value.response["Error"]["Code"] == "ValidationException"
     assert pipes.list_pipes()["Pipes"] == []
+
+
+def test_a_dynamodb_mapping_filtering_on_a_key_other_than_dynamodb_is_refused(lab: Lab) -> None:
+    # GIVEN a function and a stream
+    lab.function("dispatcher")
+    stream = lab.table("tasks")
+    # WHEN a mapping filters on the record's eventName (the top level, outside the dynamodb key)
+    top_level = {"eventName": ["INSERT"], "dynamodb": {"NewImage": {"status": {"S": ["Pending"]}}}}
+    with pytest.raises(botocore.exceptions.ClientError) as refused:
+        lab.lam.create_event_source_mapping(
+            FunctionName="dispatcher",
+            EventSourceArn=stream,
+            StartingPosition="TRIM_HORIZON",
+            FilterCriteria=_criteria(top_level),
+        )
+    # THEN Lambda refuses it, and the same pattern on the dynamodb key alone is accepted
+    assert refused.value.response["Error"]["Code"] == "InvalidParameterValueException"
+    assert "dynamodb key only" in refused.value.response["Error"]["Message"]
+    lab.mapping(
+        FunctionName="dispatcher",
+        EventSourceArn=stream,
+        StartingPosition="TRIM_HORIZON",
+        FilterCriteria=_criteria({"dynamodb": top_level["dynamodb"]}),
+    )
