@@ -23,6 +23,7 @@ from pathlib import Path
 
 from outreach_tools.bench import (
     calls_per_task,
+    cold_start,
     cost_per_thousand,
     dispatcher_overhead,
     extraction,
@@ -44,10 +45,11 @@ class Sizes:
     dispatch_repeats: int
     extraction_sites: int
     extraction_repeats: int
+    cold_start_runs: int
 
 
-FULL = Sizes(1_000, 50, (1_000, 10_000, 100_000), 1_000, 7, 60, 15)
-SMOKE = Sizes(6, 2, (30, 120), 40, 3, 3, 3)
+FULL = Sizes(1_000, 50, (1_000, 10_000, 100_000), 1_000, 7, 60, 15, 7)
+SMOKE = Sizes(6, 2, (30, 120), 40, 3, 3, 3, 1)
 
 
 @contextlib.contextmanager
@@ -107,6 +109,7 @@ def run_all(sizes: Sizes) -> list[Section]:
     sections += _attempt(
         "extraction", lambda: [extraction.run(sizes.extraction_sites, sizes.extraction_repeats)]
     )
+    sections += _attempt("cold start", lambda: [cold_start.run(sizes.cold_start_runs)])
     return sections
 
 
