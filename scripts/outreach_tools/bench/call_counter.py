@@ -9,6 +9,7 @@ https://boto3.amazonaws.com/v1/documentation/api/latest/guide/events.html
 from __future__ import annotations
 
 import contextlib
+import time
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -26,17 +27,27 @@ class CallCount:
         self.calls: Counter[str] = Counter()
         self.write_units = 0.0
         self.items_written = 0
+        # Wall time from each call's before-call to its after-call (moto answers in-process, so this
+        # is the time the call itself took, serialising and parsing included).
+        self.seconds_in_calls = 0.0
         self.read_units = 0.0
         self.active = False
 
-    def _on_call(self, model: Any, **_: Any) -> None:  # before-call
+    def _on_call(self, model: Any, context: Any = None, **_: Any) -> None:  # before-call
         if self.active:
             self.calls[f"{model.service_model.endpoint_prefix}:{model.name}"] += 1
+            if isinstance(context, dict):
+                context["bench_started"] = time.perf_counter()
 
     def _after_call(self, model: Any, http_response: Any, **kwargs: Any) -> None:
-        if not self.active or model.service_model.endpoint_prefix != "dynamodb":
+        if not self.active:
             return
-        params = kwargs.get("context", {}).get("bench_params", {})
+        context = kwargs.get("context", {})
+        if "bench_started" in context:
+            self.seconds_in_calls += time.perf_counter() - context.pop("bench_started")
+        if model.service_model.endpoint_prefix != "dynamodb":
+            return
+        params = context.get("bench_params", {})
         writes, reads = dynamodb_units(model.name, params, len(getattr(http_response, "content", b"") or b""))
         self.write_units += writes
         self.items_written += dynamodb_items_written(model.name, params)
