@@ -109,6 +109,8 @@ def cost_section(job: JobCalls, prices: PriceTable) -> Section:
     for service in ("lambda_duration", "lambda_requests", "dynamodb", "sqs", "s3"):
         section.add(Figure(f"{service} (USD)", ours[service], "USD", baseline=baseline[service]))
     section.add(Figure(f"dominant share: {name}", share, "share of total"))
+    # No stage sends e-mail yet; the price table's SES price shows what one e-mail per task would add.
+    section.add(Figure("one SES e-mail per task would add (USD)", 1000 * prices.unit_usd["ses_email"], "USD"))
     section.add(
         Figure(
             "scheduled reconciler, fixed (USD per day)",
