@@ -51,7 +51,7 @@ class Sizes:
     makespan_sites: int  # 0: not run at this size
 
 
-FULL = Sizes(1_000, 50, (1_000, 10_000, 100_000), 1_000, 7, 60, 15, 7, 1_000)
+FULL = Sizes(1_000, 20, (1_000, 10_000, 100_000), 1_000, 7, 60, 15, 7, 1_000)
 SMOKE = Sizes(6, 2, (30, 120), 40, 3, 3, 3, 1, 0)
 # BENCH_FULL=1: the makespan job is the seed's spike of 3,575 sites.
 FULL_SPIKE = replace(FULL, makespan_sites=3_575)

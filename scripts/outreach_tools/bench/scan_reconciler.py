@@ -2,7 +2,8 @@
 
 What a user would write without a sparse index: page through every row and keep the open scrape
 tasks last changed before the thresholds, then act on each exactly as ``outreach.reconcilers.scrape``
-does. DynamoDB reads (and bills) every row a Scan passes, filtered out or not.
+does. DynamoDB reads (and bills) every row a Scan passes, filtered out or not. The Scan is left at
+DynamoDB's own page size (1 MB), as such code usually is.
 https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Scan.html#Scan.FilterExpression
 """
 
@@ -47,7 +48,6 @@ def reconcile(settings: config.ReconcilerSettings) -> ScanReport:
             "OR (#s = :running AND updated_at < :running_before))",
             ExpressionAttributeNames={"#s": "status"},
             ExpressionAttributeValues=values,
-            PaginationConfig={"PageSize": settings.page_size},
         )
     )
     for page in pages:
