@@ -88,7 +88,10 @@ def _forward(event_name: str, **kwargs: Any) -> None:
 
 def install() -> None:
     """Hook boto3's default session once; clients copy its hooks when created, so call this first."""
-    events = boto3._get_default_session().events
+    if boto3.DEFAULT_SESSION is None:
+        boto3.setup_default_session()
+    assert boto3.DEFAULT_SESSION is not None
+    events = boto3.DEFAULT_SESSION.events
     for event in _HOOKS:
         events.register(event, _forward, unique_id=f"outreach-bench-{event}")
 

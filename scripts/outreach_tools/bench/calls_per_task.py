@@ -119,7 +119,7 @@ def _deliver_all(box: Sandbox, expected: int, *, hide_failed: bool) -> tuple[Pha
                 failures.extend(record["receiptHandle"] for record in event["Records"])
             else:
                 # What the SQS event source mapping does with a message the function handled.
-                with_delete(box, event)
+                _delete_handled(box, event)
 
     phase, _ = _counted(run, expected)
     phase.handler_seconds, phase.invocations = seconds, len(seconds)
@@ -131,7 +131,7 @@ def _deliver_all(box: Sandbox, expected: int, *, hide_failed: bool) -> tuple[Pha
     return phase, failures
 
 
-def with_delete(box: Sandbox, event: Mapping[str, Any]) -> None:
+def _delete_handled(box: Sandbox, event: Mapping[str, Any]) -> None:
     sqs = boto3.client("sqs", region_name=REGION)
     for record in event["Records"]:
         sqs.delete_message(QueueUrl=box.queue_url, ReceiptHandle=record["receiptHandle"])
