@@ -20,6 +20,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 from outreach_tools.bench import (
@@ -149,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         output.parent.mkdir(parents=True, exist_ok=True)
         document = {
             "size": "smoke" if args.smoke else "full",
+            "measured_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "seconds": elapsed,
             "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
             "sizes": asdict(sizes),
