@@ -49,7 +49,8 @@ _ENV = {
     "PYTHONDONTWRITEBYTECODE": "1",
 }
 # Packages the dispatcher and the reconciler never call (they move task ids, they do not fetch pages).
-SCRAPING_ONLY = frozenset({"httpx", "httpcore", "selectolax", "protego", "webencodings", "idna", "certifi"})
+# certifi is not among them: botocore loads it itself whenever it is installed.
+SCRAPING_ONLY = frozenset({"httpx", "httpcore", "selectolax", "protego", "webencodings", "idna"})
 
 
 def _boto3_path() -> str:
