@@ -41,7 +41,7 @@ pytest: $(VPY) ## Unit, policy and short end-to-end tests
 	$(VPY) -m pytest -m "not slow"
 
 .PHONY: test
-test: lint lint-policies except-lint terraform-check checkov pytest ## Everything CI runs
+test: lint lint-policies except-lint terraform-check checkov pytest bench-smoke ## Everything CI runs
 
 # --- terraform and packaging (modules/, terraform/, scripts/outreach_tools/packaging) ---
 TF_CLI := PYTHONPATH=scripts $(VPY) -m outreach_tools.terraform_cli
@@ -121,3 +121,14 @@ semantics: $(VPY) ## Delivery-semantics tests of the embedded AWS pollers
 .PHONY: chaos
 chaos: $(VPY) ## Fault scenarios on the embedded AWS, full size (short forms + the 3,575-task spike)
 	$(VPY) -m pytest tests/e2e -m "slow or not slow" -p no:cacheprovider
+
+# --- benchmarks (scripts/outreach_tools/bench) ---
+BENCH := PYTHONPATH=functions:scripts $(VPY) -m outreach_tools.bench
+
+.PHONY: bench
+bench: $(VPY) ## Cost, scaling, cold start and makespan beside their baselines; writes bench/results.json
+	$(BENCH) --log build/bench.log
+
+.PHONY: bench-smoke
+bench-smoke: $(VPY) ## Every benchmark at a tiny size (part of make test), so none rots
+	$(BENCH) --smoke --log build/bench-smoke.log
