@@ -1,6 +1,6 @@
 """Job makespan on the embedded AWS against the limit N*t/C, with our retry schedule and with the seed's.
 
-The whole pipeline runs on loopback (``outreach_tools.local_run.local_stack``: the applied local
+The whole pipeline runs on loopback (``outreach_tools.localaws.pipeline.local_pipeline``: the applied local
 root, the real zips, the pollers, the virtual clock). The web farm's sites answer every page after
 a fixed delay, except 5 % that fail their first three home-page requests (one whole delivery) and
 then answer: a transient failure only an SQS redelivery heals. Measured, all on the virtual clock:
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from outreach_tools.bench.report import Figure, MeasurementError, Section
-from outreach_tools.local_run import TERMINAL, LocalStack, local_stack, wait_until_terminal
+from outreach_tools.localaws.pipeline import TERMINAL, FollowTimeout, LocalPipeline, local_pipeline
 from outreach_tools.localaws.runtime import InvocationResult
 from outreach_tools.packaging import build_packages
 
@@ -63,7 +63,7 @@ def _epoch(iso: str) -> float:
     return datetime.strptime(iso, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
 
 
-def _time_invocations(stack: LocalStack, function: str) -> list[float]:
+def _time_invocations(stack: LocalPipeline, function: str) -> list[float]:
     """Wrap this runtime's ``invoke`` so each call of ``function`` records its virtual duration."""
     durations: list[float] = []
     lock = threading.Lock()
@@ -83,15 +83,22 @@ def _time_invocations(stack: LocalStack, function: str) -> list[float]:
 
 
 def _job(
-    stack: LocalStack, job_id: str, scraper: str, durations: list[float], *, timeout: float, idle_skip: float
+    stack: LocalPipeline,
+    job_id: str,
+    scraper: str,
+    durations: list[float],
+    *,
+    timeout: float,
+    idle_skip: float,
 ) -> Makespan:
     stack.runtime.reset_peak(scraper)
     first = len(durations)
     creation = stack.create_job(job_id, stack.farm.urls())
     total = len(creation.created)
-    counts = wait_until_terminal(
-        stack, job_id, total, timeout_real=timeout, show=False, idle_skip_seconds=idle_skip
-    )
+    try:
+        counts = dict(stack.wait_terminal(job_id, timeout=timeout, idle_skip=idle_skip, interval=1.0).counts)
+    except FollowTimeout as exc:
+        counts = dict(exc.progress.counts)
     done = sum(counts.get(status, 0) for status in TERMINAL)
     if done < total:
         raise MeasurementError(
@@ -115,7 +122,7 @@ def _job(
     )
 
 
-def _set_retry_schedule(stack: LocalStack, scraper: str, schedule: str) -> None:
+def _set_retry_schedule(stack: LocalPipeline, scraper: str, schedule: str) -> None:
     """Change the scraper's environment through the Lambda API and check the runtime reads it."""
     lambda_client = stack.client("lambda")
     current = lambda_client.get_function_configuration(FunctionName=scraper)
@@ -131,7 +138,7 @@ def run_jobs(
     """The job with our schedule, then the same sites with the seed's, on one stack and clock."""
     # Every site answers each page after a fixed delay; every TRANSIENT_EVERY-th one is transient.
     farm = {"mix": (("slow", 1.0),), "burst_failures": FAILED_REQUESTS, "slow_seconds": slow_seconds}
-    with local_stack(sites=sites, port=None, package_dir=package_dir, farm_options=farm) as stack:
+    with local_pipeline(sites=sites, port=None, package_dir=package_dir, farm_options=farm) as stack:
         sites_list = stack.farm.sites
         for number in range(0, sites, TRANSIENT_EVERY):
             sites_list[number] = replace(sites_list[number], kind="burst")
