@@ -7,6 +7,8 @@ from typing import Any, Final
 
 import boto3
 
+from outreach_tools import tasks_table_shape
+
 REGION: Final = "eu-central-1"
 
 
@@ -20,29 +22,7 @@ class Resources:
 
 
 def create_tasks_table(name: str) -> str:
-    client = boto3.client("dynamodb", region_name=REGION)
-    response = client.create_table(
-        TableName=name,
-        BillingMode="PAY_PER_REQUEST",
-        AttributeDefinitions=[
-            {"AttributeName": "task_id", "AttributeType": "S"},
-            {"AttributeName": "open_key", "AttributeType": "S"},
-            {"AttributeName": "updated_at", "AttributeType": "S"},
-        ],
-        KeySchema=[{"AttributeName": "task_id", "KeyType": "HASH"}],
-        GlobalSecondaryIndexes=[
-            {
-                "IndexName": "open-tasks",
-                "KeySchema": [
-                    {"AttributeName": "open_key", "KeyType": "HASH"},
-                    {"AttributeName": "updated_at", "KeyType": "RANGE"},
-                ],
-                "Projection": {"ProjectionType": "ALL"},
-            }
-        ],
-        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
-    )
-    return str(response["TableDescription"]["LatestStreamArn"])
+    return tasks_table_shape.create_tasks_table(name, REGION)
 
 
 def create_resources(prefix: str = "outreach-test") -> Resources:

@@ -21,6 +21,7 @@ from moto.dynamodb.models import dynamodb_backends
 from outreach import clients, clock
 from outreach_tools.bench import call_counter
 from outreach_tools.localaws.dynamodb_transactions import make_transactions_atomic
+from outreach_tools.tasks_table_shape import create_tasks_table
 
 REGION: Final = "eu-central-1"
 ACCOUNT: Final = "123456789012"
@@ -100,29 +101,8 @@ def _as_event_record(record: dict[str, Any]) -> dict[str, Any]:
 
 def _create(prefix: str) -> Sandbox:
     """The tasks table with its ``open-tasks`` index and stream, the scrape queue with its DLQ, the bucket."""
-    ddb = boto3.client("dynamodb", region_name=REGION)
     table = f"{prefix}-tasks"
-    stream_arn = ddb.create_table(
-        TableName=table,
-        BillingMode="PAY_PER_REQUEST",
-        AttributeDefinitions=[
-            {"AttributeName": "task_id", "AttributeType": "S"},
-            {"AttributeName": "open_key", "AttributeType": "S"},
-            {"AttributeName": "updated_at", "AttributeType": "S"},
-        ],
-        KeySchema=[{"AttributeName": "task_id", "KeyType": "HASH"}],
-        GlobalSecondaryIndexes=[
-            {
-                "IndexName": "open-tasks",
-                "KeySchema": [
-                    {"AttributeName": "open_key", "KeyType": "HASH"},
-                    {"AttributeName": "updated_at", "KeyType": "RANGE"},
-                ],
-                "Projection": {"ProjectionType": "ALL"},
-            }
-        ],
-        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
-    )["TableDescription"]["LatestStreamArn"]
+    stream_arn = create_tasks_table(table, REGION)
     sqs = boto3.client("sqs", region_name=REGION)
     dlq_url = sqs.create_queue(QueueName=f"{prefix}-scrape-dlq")["QueueUrl"]
     dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"][
