@@ -1,0 +1,122 @@
+"""What an email task carries: the rendered message, its campaign step and its planned send time.
+
+The message is rendered when the campaign is scheduled, so a missing placeholder or an unsafe header is
+an error then, not a broken mail later; the worker sends exactly what is stored. Every header field is
+checked for CR, LF and other control characters (header injection) both when the task is written and
+again before it is sent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+# CR, LF, NUL and the other C0/C1 control characters (tab included): none may appear in a header.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+class UnsafeEmail(ValueError):
+    """A message that must not be sent: a control character in a header, or a required field empty."""
+
+
+def check_header(field: str, value: str) -> str:
+    """``value`` itself if it may go into the header ``field``; raises UnsafeEmail otherwise."""
+    if not isinstance(value, str):
+        raise UnsafeEmail(f"{field}: must be text, got {type(value).__name__}")
+    found = _CONTROL.search(value)
+    if found:
+        raise UnsafeEmail(f"{field}: control character {found.group()!r} not allowed in a header")
+    return value
+
+
+@dataclass(frozen=True)
+class EmailMessage:
+    """One rendered email. ``html`` may be empty (text only); every other field but ``unsubscribe`` is
+    required. ``unsubscribe`` is the List-Unsubscribe target (a ``mailto:`` or ``https:`` URI)."""
+
+    sender: str
+    to: str
+    subject: str
+    text: str
+    html: str = ""
+    reply_to: str = ""
+    unsubscribe: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("sender", "to", "subject", "reply_to", "unsubscribe"):
+            check_header(name, getattr(self, name))
+        for name in ("sender", "to", "subject", "text"):
+            if not getattr(self, name).strip():
+                raise UnsafeEmail(f"{name}: must not be empty")
+
+    def to_item(self) -> dict[str, str]:
+        """The ``message`` map stored on the task (empty optional fields left out)."""
+        fields = {
+            "sender": self.sender,
+            "to": self.to,
+            "subject": self.subject,
+            "text": self.text,
+            "html": self.html,
+            "reply_to": self.reply_to,
+            "unsubscribe": self.unsubscribe,
+        }
+        return {name: value for name, value in fields.items() if value}
+
+    @classmethod
+    def from_item(cls, item: Mapping[str, Any]) -> EmailMessage:
+        """Read a stored ``message`` map back; raises UnsafeEmail for a map that is not a safe message."""
+        try:
+            return cls(
+                sender=str(item["sender"]),
+                to=str(item["to"]),
+                subject=str(item["subject"]),
+                text=str(item["text"]),
+                html=str(item.get("html", "")),
+                reply_to=str(item.get("reply_to", "")),
+                unsubscribe=str(item.get("unsubscribe", "")),
+            )
+        except KeyError as exc:
+            raise UnsafeEmail(f"stored message lacks {exc.args[0]}") from exc
+
+
+@dataclass(frozen=True)
+class PlannedEmail:
+    """One email of a campaign: recipient ``message.to``, campaign ``step`` (1 = first mail) at
+    ``send_at`` (timezone-aware). ``timezone`` is the IANA zone of the campaign's send window, in which
+    the one-time schedule's ``at()`` expression is written."""
+
+    campaign_id: str
+    step: int
+    send_at: datetime
+    timezone: str
+    message: EmailMessage
+
+    def __post_init__(self) -> None:
+        if self.send_at.tzinfo is None:
+            raise ValueError("send_at must be timezone-aware")
+        if self.step < 1:
+            raise ValueError(f"step must be >= 1, got {self.step}")
+
+    @property
+    def task_id(self) -> str:
+        return email_task_id(self.campaign_id, self.message.to, self.step)
+
+    @property
+    def schedule_name(self) -> str:
+        return email_schedule_name(self.task_id)
+
+
+def email_task_id(campaign_id: str, recipient: str, step: int) -> str:
+    """The one task id of a campaign step to a recipient (address compared case-insensitively)."""
+    key = f"{campaign_id}\n{recipient.strip().lower()}\n{step}"
+    digest = hashlib.sha256(key.encode()).hexdigest()[:32]
+    return f"email#{campaign_id}#{digest}"
+
+
+def email_schedule_name(task_id: str) -> str:
+    """The one EventBridge Scheduler schedule name of an email task (46 characters of the allowed 64)."""
+    return "email-" + hashlib.sha256(task_id.encode()).hexdigest()[:40]
