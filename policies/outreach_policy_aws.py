@@ -12,6 +12,7 @@ from outreach_policy_graph import GraphView
 from outreach_policy_values import MISSING, Problems, is_set, read_str_list, reference_target, value
 
 STREAM_SOURCE_TYPES = frozenset({"aws_dynamodb_table", "aws_kinesis_stream", "aws_kinesis_stream_consumer"})
+DYNAMODB_TYPES = frozenset({"aws_dynamodb_table"})
 QUEUE_TYPES = frozenset({"aws_sqs_queue"})
 FUNCTION_TYPES = frozenset({"aws_lambda_function"})
 ALIAS_TYPES = frozenset({"aws_lambda_alias"})
@@ -124,6 +125,24 @@ def mapping_source_kind(
         return "other"
     problems.unresolved("event_source_arn", raw)
     return "unresolved"
+
+
+def stream_source_service(
+    view: GraphView | None, idx: int | None, conf: dict[str, Any], problems: Problems
+) -> str | None:
+    """``dynamodb`` or ``kinesis`` for a stream event source mapping; None for any other source.
+
+    An unresolved source is recorded by :func:`mapping_source_kind`.
+    """
+    if mapping_source_kind(view, idx, conf, problems) != "stream":
+        return None
+    raw = value(conf, "event_source_arn")
+    if view is not None and idx is not None and view.resolve(idx, "event_source_arn", raw, DYNAMODB_TYPES):
+        return "dynamodb"
+    target = reference_target(raw)
+    if target is not None:
+        return "dynamodb" if target[0] in DYNAMODB_TYPES else "kinesis"
+    return "dynamodb" if arn_service(raw) == "dynamodb" else "kinesis"
 
 
 def require_report_batch_item_failures(conf: dict[str, Any], problems: Problems, consequence: str) -> None:

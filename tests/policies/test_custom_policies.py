@@ -29,7 +29,7 @@ def test_every_custom_policy_loads_and_runs_without_errors(fixture_report: Check
     # GIVEN the fixtures scanned with --external-checks-dir policies
     # WHEN checkov reports
     reported = {check for check, _fixture in fixture_report.results}
-    # THEN each of the seven rules produced results and no check crashed or failed to load
+    # THEN each of the eight rules produced results and no check crashed or failed to load
     assert reported == set(CUSTOM_CHECK_IDS)
     assert "Cannot load external check" not in fixture_report.stderr
     assert "Failed to run check" not in fixture_report.stderr
@@ -279,4 +279,29 @@ def test_ckv_out_007_every_dead_letter_queue_has_a_visible_messages_alarm(
     }
     assert f"{UNRESOLVED}aws_cloudwatch_metric_alarm.pipe_dlq.metric_name" in detail_lines(
         found, "aws_sqs_queue.pipe_dlq_alarm_metric_unset"
+    )
+
+
+def test_ckv_out_008_dynamodb_mappings_filter_on_the_dynamodb_key_only(fixture_report: CheckovReport) -> None:
+    # GIVEN DynamoDB mappings with literal, JSON-text and dynamic filters, and Kinesis/SQS mappings
+    found = outcomes(fixture_report, "CKV_OUT_008", "ckv_out_008_dynamodb_filter_keys")
+    # THEN only DynamoDB mappings are judged, and only those filtering on `dynamodb` alone pass
+    assert found.passed == {
+        f"{ESM}.dynamodb_key_only_ok",
+        f"{ESM}.without_filters_ok",
+        f"{ESM}.literal_arn_key_only_ok",
+        f"module.consumer_dynamodb_patterns_ok.{ESM}.this",
+    }
+    assert found.failed == {
+        f"{ESM}.event_name_filter",
+        f"{ESM}.second_filter_on_event_source",
+        f"{ESM}.literal_arn_event_name_filter",
+        f"{ESM}.pattern_from_unset_variable",
+        f"module.consumer_event_name_patterns.{ESM}.this",
+    }
+    assert "'eventName'" in detail_lines(found, f"{ESM}.event_name_filter")
+    assert "'eventSource'" in detail_lines(found, f"{ESM}.second_filter_on_event_source")
+    assert "'eventName'" in detail_lines(found, f"module.consumer_event_name_patterns.{ESM}.this")
+    assert detail_lines(found, f"{ESM}.pattern_from_unset_variable").startswith(
+        f"{UNRESOLVED}filter_criteria.filter.pattern"
     )

@@ -2,7 +2,8 @@
 
 A copy of the repository's ``modules/`` and the ``local`` environment root is scanned once as it is
 and once per mutation, each mutation removing one setting from every event source mapping (bisect,
-retry limit, on-failure destination, ReportBatchItemFailures) or pipe (bisect, retry limit, DLQ).
+retry limit, on-failure destination, ReportBatchItemFailures) or pipe (bisect, retry limit, DLQ), or
+giving the stream mapping a filter on a key DynamoDB mappings do not filter on (``eventName``).
 All variants sit side by side in one temporary tree, so one checkov run covers them.
 """
 
@@ -23,7 +24,7 @@ ROOT = Path("terraform") / "environments" / "local"
 MAPPING = "aws_lambda_event_source_mapping"
 PIPE = "aws_pipes_pipe"
 RULE_TARGET = "aws_cloudwatch_event_target"
-FAILURE_HANDLING_CHECKS = ("CKV_OUT_001", "CKV_OUT_002", "CKV_OUT_005", "CKV_OUT_006")
+FAILURE_HANDLING_CHECKS = ("CKV_OUT_001", "CKV_OUT_002", "CKV_OUT_005", "CKV_OUT_006", "CKV_OUT_008")
 
 Remover = Callable[[list[str]], list[str]]
 
@@ -80,6 +81,24 @@ def without_block(key: str) -> Remover:
     return remove
 
 
+def with_only_filter(pattern: str) -> Remover:
+    """Replace the filters of a ``filter_criteria`` block with one ``filter { pattern = <pattern> }``."""
+    drop_filters = without_block("filter")
+    opening = re.compile(r"^(\s*)filter_criteria\s*\{")
+
+    def rewrite(lines: list[str]) -> list[str]:
+        output: list[str] = []
+        for line in drop_filters(lines):
+            output.append(line)
+            match = opening.match(line)
+            if match:
+                indent = match.group(1) + "  "
+                output += [f"{indent}filter {{", f"{indent}  pattern = {pattern}", f"{indent}}}"]
+        return output
+
+    return rewrite
+
+
 @dataclass(frozen=True)
 class Mutation:
     resource_type: str
@@ -92,6 +111,13 @@ MUTATIONS = {
     "mapping_without_destination": Mutation(MAPPING, without_block("destination_config")),
     "mapping_without_report_batch_item_failures": Mutation(
         MAPPING, without_attribute("function_response_types")
+    ),
+    # The seed's insert filter: a top-level eventName, which DynamoDB mappings do not filter on.
+    "mapping_with_event_name_filter": Mutation(
+        MAPPING,
+        with_only_filter(
+            'jsonencode({ eventName = ["INSERT"], dynamodb = { NewImage = { kind = { S = ["scrape"] } } } })'
+        ),
     ),
     "pipe_without_bisect": Mutation(PIPE, without_attribute("on_partial_batch_item_failure")),
     "pipe_without_retry_limit": Mutation(PIPE, without_attribute("maximum_retry_attempts")),
