@@ -4,7 +4,7 @@
 
 resource "aws_s3_bucket" "this" {
   #checkov:skip=CKV_AWS_18:Private bucket written only by the pipeline's roles; server access logs would need a further bucket, and CloudTrail records the API calls
-  #checkov:skip=CKV2_AWS_62:Nothing consumes bucket events: results are read by key and failure records are inspected by operators
+  #checkov:skip=CKV2_AWS_62:Notifications are the caller's choice: the stream failure bucket notifies the alarm topic (stream-dispatch); results are read by key
   #checkov:skip=CKV_AWS_144:Scrape results can be rebuilt by scraping again and failure records expire with the lifecycle rule; a replica would double storage without a recovery need
   bucket        = var.name
   force_destroy = var.force_destroy
