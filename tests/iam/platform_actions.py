@@ -62,7 +62,7 @@ def _service(arn: str) -> str:
 def _destination_needs(arn: str, reason: str) -> Iterator[Need]:
     for action in DESTINATION_ACTIONS[_service(arn)]:
         if action == "s3:PutObject":
-            yield Need(action, f"{arn}/(object key chosen by Lambda)", reason)
+            yield Need(action, f"{arn}/*", f"{reason} under a key Lambda chooses")
         else:
             yield Need(action, arn, reason)
 

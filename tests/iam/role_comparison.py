@@ -4,7 +4,8 @@
 - unused: an (action, resource) pair of an Allow statement that no need uses;
 - too wide: a wildcard action, ``*`` as resource for an action that has a resource type, or a
   resource pattern that is not confined to one planned resource (its fixed part must be a planned
-  ARN, or a planned ARN followed by ``/`` or ``:``: an index, a key prefix, a log stream).
+  ARN, or a planned ARN followed by ``/`` or ``:``: an index, a key prefix, a log stream), or whose
+  wildcard covers a path segment every resource it serves shares (``bucket/*`` for ``results/`` keys).
 
 Policy evaluation is the emulator's (``outreach_tools.localaws.iam_policies``), which follows IAM's
 wildcards and its explicit-deny rule.
@@ -74,12 +75,28 @@ def _confined(resource: str, planned_arns: Collection[str]) -> bool:
     return any(fixed.startswith((f"{arn}/", f"{arn}:")) for arn in planned_arns)
 
 
-def _too_wide(grant: Grant, planned_arns: Collection[str]) -> bool:
+def _wider_than_its_uses(grant: Grant, needs: Iterable[Need], planned_arns: Collection[str]) -> bool:
+    """A wildcard standing where every resource it serves has the same first path segment below the
+    planned resource: ``bucket/*`` when every object written is under ``bucket/results/``."""
+    fixed = grant.resource.split("*", 1)[0].split("?", 1)[0]
+    bases = [arn for arn in planned_arns if fixed.startswith(f"{arn}/")]
+    served = [need.resource for need in needs if _used(grant, [need])]
+    if fixed == grant.resource or not bases or not served:
+        return False
+    base = f"{max(bases, key=len)}/"
+    paths = [resource.removeprefix(base) for resource in served if resource.startswith(base)]
+    firsts = {path.split("/", 1)[0] for path in paths if "/" in path}
+    if len(paths) != len(served) or len(firsts) != 1 or any("/" not in path for path in paths):
+        return False
+    return not fixed.startswith(f"{base}{firsts.pop()}/")
+
+
+def _too_wide(grant: Grant, needs: Iterable[Need], planned_arns: Collection[str]) -> bool:
     if "*" in grant.action or "?" in grant.action:
         return True
     if grant.resource == "*":
         return grant.action not in NO_RESOURCE_TYPE_ACTIONS
-    return not _confined(grant.resource, planned_arns)
+    return not _confined(grant.resource, planned_arns) or _wider_than_its_uses(grant, needs, planned_arns)
 
 
 def compare(policy: dict[str, Any], needs: Collection[Need], planned_arns: Collection[str]) -> Comparison:
@@ -87,5 +104,5 @@ def compare(policy: dict[str, Any], needs: Collection[Need], planned_arns: Colle
     return Comparison(
         missing=sorted({n for n in needs if not documents_allow([policy], n.action, n.resource)}),
         unused=[g for g in granted if not _used(g, needs)],
-        too_wide=[g for g in granted if _too_wide(g, planned_arns)],
+        too_wide=[g for g in granted if _too_wide(g, needs, planned_arns)],
     )

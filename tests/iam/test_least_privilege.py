@@ -134,6 +134,16 @@ def test_an_unused_action_added_to_a_role_is_reported_unused_on_each_resource_it
             "arn:aws:dynamodb:eu-central-1:111122223333:table/*",
         ),
         ("outreach-prod-scraper", "WriteResults", "arn:aws:s3:::outreach-prod-*"),
+        (
+            "outreach-prod-scraper",
+            "WriteResults",
+            "arn:aws:s3:::outreach-prod-results-111122223333-eu-central-1/*",
+        ),
+        (
+            "outreach-prod-dispatcher",
+            "ListTaskStreams",
+            "arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-prod-tasks/*",
+        ),
         ("outreach-prod-dispatcher", "SendScrapeMessages", "arn:aws:sqs:*:111122223333:outreach-prod-scrape"),
     ],
 )
