@@ -93,9 +93,11 @@ module "scraper" {
 
   policy_statements = [
     {
-      # Claim, complete and fail tasks; ConditionCheckItem for the claim's TransactWriteItems.
+      # Read, claim, release, complete and fail tasks. Every write is an Update, alone or in a
+      # TransactWriteItems with the job counters; a transaction is authorized item by item
+      # (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html).
       sid       = "ClaimAndCompleteTasks"
-      actions   = ["dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:ConditionCheckItem"]
+      actions   = ["dynamodb:GetItem", "dynamodb:UpdateItem"]
       resources = [var.tasks_table.arn]
     },
     {

@@ -162,7 +162,7 @@ run "scraper_runs_420_seconds_with_1536_mb_and_140_reserved" {
     condition = {
       for s in jsondecode(output.scraper_policy_json).Statement : s.Sid => [s.Action, s.Resource] if !contains(["WriteOwnLogs", "WriteTraces"], s.Sid)
       } == {
-      ClaimAndCompleteTasks = [["dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:ConditionCheckItem"], ["arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks"]]
+      ClaimAndCompleteTasks = [["dynamodb:GetItem", "dynamodb:UpdateItem"], ["arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks"]]
       ConsumeScrapeQueue    = [["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"], ["arn:aws:sqs:eu-central-1:111122223333:outreach-test-scrape"]]
       SendUnreadableToDlq   = [["sqs:SendMessage"], ["arn:aws:sqs:eu-central-1:111122223333:outreach-test-scrape-dlq"]]
       WriteResults          = [["s3:PutObject"], ["arn:aws:s3:::outreach-test-results/results/*"]]

@@ -1,0 +1,92 @@
+"""The IAM actions, on planned resource ARNs, that one recorded AWS operation of a handler needs.
+
+An operation needs ``<prefix>:<operation>``, the prefix being the service's signing name in
+botocore's service model (the action prefix of the Service Authorization Reference), except where
+the reference or the service's guide says otherwise:
+
+- DynamoDB ``TransactWriteItems``/``TransactGetItems`` are authorized item by item: ``Put``,
+  ``Update``, ``Delete`` and ``Get`` by ``PutItem``, ``UpdateItem``, ``DeleteItem`` and ``GetItem``,
+  ``ConditionCheck`` by ``ConditionCheckItem``
+  (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html).
+- SQS batch operations are authorized by their single-message action
+  (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-api-permissions-reference.html).
+- S3 ``ListObjectsV2``/``HeadBucket`` by ``s3:ListBucket``, ``HeadObject`` by ``s3:GetObject``
+  (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazons3.html).
+
+Resources are named in the recording by the test run's values (``outreach-test-tasks``); a handler
+finds them only through its environment, so each is translated through the environment variable that
+held it to the value the planned function gets for that variable, and then to that resource's
+planned ARN. A query on an index needs the action on the index ARN
+(https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazondynamodb.html).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from tests.iam.needs import Need
+from tests.iam.planned_roles import Plan, PlannedFunction
+
+TRANSACT_ITEM_ACTIONS: Mapping[str, str] = {
+    "Put": "dynamodb:PutItem",
+    "Update": "dynamodb:UpdateItem",
+    "Delete": "dynamodb:DeleteItem",
+    "ConditionCheck": "dynamodb:ConditionCheckItem",
+    "Get": "dynamodb:GetItem",
+}
+
+RENAMED_ACTIONS: Mapping[tuple[str, str], str] = {
+    ("sqs", "SendMessageBatch"): "sqs:SendMessage",
+    ("sqs", "DeleteMessageBatch"): "sqs:DeleteMessage",
+    ("sqs", "ChangeMessageVisibilityBatch"): "sqs:ChangeMessageVisibility",
+    ("s3", "ListObjectsV2"): "s3:ListBucket",
+    ("s3", "HeadBucket"): "s3:ListBucket",
+    ("s3", "HeadObject"): "s3:GetObject",
+}
+
+
+class UnresolvedResource(LookupError):
+    """A recorded operation names a resource the planned function is not wired to."""
+
+
+def _planned_value(record: Mapping[str, Any], name: str, function: PlannedFunction) -> str:
+    variables = [v for v in record["environment"].get(name, []) if v in function.environment]
+    values = {function.environment[v] for v in variables}
+    if len(values) != 1:
+        raise UnresolvedResource(
+            f"{record['handler']} calls {record['operation']} on {name!r}, which no variable of "
+            f"{function.name}'s environment names (held by {record['environment'].get(name, [])})"
+        )
+    return values.pop()
+
+
+def needs_of(record: Mapping[str, Any], function: PlannedFunction, plan: Plan) -> Iterator[Need]:
+    """What the role of ``function`` must allow for one recorded operation of its handler."""
+    prefix, operation = record["signing_name"], record["operation"]
+    resources = record["resources"]
+    reason = f"{record['handler']} calls {operation}"
+
+    def table(name: str) -> str:
+        return plan.table_arn(_planned_value(record, name, function))
+
+    if "TransactItems" in resources:
+        for kind, name in resources["TransactItems"]:
+            yield Need(TRANSACT_ITEM_ACTIONS[kind], table(name), f"{reason} ({kind})")
+        return
+    action = RENAMED_ACTIONS.get((prefix, operation), f"{prefix}:{operation}")
+    if "RequestItems" in resources:
+        for name in resources["RequestItems"]:
+            yield Need(action, table(name), reason)
+    elif "TableName" in resources:
+        arn = table(resources["TableName"])
+        if "IndexName" in resources:
+            arn = f"{arn}/index/{resources['IndexName']}"
+        yield Need(action, arn, reason)
+    elif "QueueUrl" in resources:
+        yield Need(action, plan.queue_arn(_planned_value(record, resources["QueueUrl"], function)), reason)
+    elif "Bucket" in resources:
+        arn = plan.bucket_arn(_planned_value(record, resources["Bucket"], function))
+        yield Need(action, f"{arn}/{resources['Key']}" if "Key" in resources else arn, reason)
+    else:
+        raise UnresolvedResource(f"{reason} with no resource this mapping knows: {resources}")

@@ -1,0 +1,118 @@
+# The prod root planned against the mocked provider, for tests/iam: every resource a function's role
+# names gets the ARN (and URL) AWS would give it, so the policies can be checked resource by resource.
+# tests/iam/planned_roles.py copies this file next to a temporary copy of the root and reads the plan
+# that `terraform test -json -verbose` prints.
+
+mock_provider "aws" {
+  source          = "../../../tests/terraform/mocks"
+  override_during = plan
+}
+
+variables {
+  package_dir  = "../../../tests/terraform/fixtures/packages"
+  alarm_emails = ["oncall@example.com"]
+}
+
+override_resource {
+  target          = module.pipeline.module.tasks_table.aws_dynamodb_table.this
+  override_during = plan
+  values = {
+    arn        = "arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-prod-tasks"
+    stream_arn = "arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-prod-tasks/stream/2026-01-01T00:00:00.000"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.scrape_pipeline.aws_sqs_queue.queue
+  override_during = plan
+  values = {
+    arn = "arn:aws:sqs:eu-central-1:111122223333:outreach-prod-scrape"
+    url = "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-prod-scrape"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.scrape_pipeline.aws_sqs_queue.dlq
+  override_during = plan
+  values = {
+    arn = "arn:aws:sqs:eu-central-1:111122223333:outreach-prod-scrape-dlq"
+    url = "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-prod-scrape-dlq"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.scrape_reconciler.aws_sqs_queue.dlq
+  override_during = plan
+  values = {
+    arn = "arn:aws:sqs:eu-central-1:111122223333:outreach-prod-scrape-reconciler-dlq"
+    url = "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-prod-scrape-reconciler-dlq"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.scrape_pipeline.module.results_bucket.aws_s3_bucket.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:s3:::outreach-prod-results-111122223333-eu-central-1"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.stream_dispatch.module.failure_bucket[0].aws_s3_bucket.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:s3:::outreach-prod-failures-111122223333-eu-central-1"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.scrape_pipeline.module.scraper.aws_lambda_function.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:lambda:eu-central-1:111122223333:function:outreach-prod-scraper"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.scrape_pipeline.module.scraper.aws_cloudwatch_log_group.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:logs:eu-central-1:111122223333:log-group:/aws/lambda/outreach-prod-scraper"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.stream_dispatch.module.dispatcher[0].aws_lambda_function.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:lambda:eu-central-1:111122223333:function:outreach-prod-dispatcher"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.stream_dispatch.module.dispatcher[0].aws_cloudwatch_log_group.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:logs:eu-central-1:111122223333:log-group:/aws/lambda/outreach-prod-dispatcher"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.scrape_reconciler.module.function.aws_lambda_function.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:lambda:eu-central-1:111122223333:function:outreach-prod-scrape-reconciler"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.scrape_reconciler.module.function.aws_cloudwatch_log_group.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:logs:eu-central-1:111122223333:log-group:/aws/lambda/outreach-prod-scrape-reconciler"
+  }
+}
+
+run "plan_the_prod_roles" {
+  command = plan
+}

@@ -1,0 +1,47 @@
+"""Which unit tests exercise each Lambda function's handler: one row per function.
+
+The rows reuse the handlers' own unit tests on moto, so the recording covers every path they prove:
+
+- dispatcher: inserts and requeues dispatched, nothing for other changes, batches of ten, a partial
+  send failure resent, SQS unavailable, a record without a sequence number, an unparseable record;
+- scraper: a task scraped and stored, duplicate and held deliveries, a fatal error (task Failed),
+  unreadable and email-task messages (DLQ), a retryable error (claim released, visibility set by the
+  retry schedule), throttling, a redelivery that claims again, hostile inputs, and the deliveries the
+  reconciler tests make after a requeue or a re-send;
+- scrape reconciler: a task whose message went to the DLQ re-queued, one out of attempts abandoned,
+  a Pending task re-sent, a task SQS will still redeliver left alone, concurrent runs, a run out of
+  time, the handler's published counts.
+
+A new function (the email worker, say) is one more row; a planned function without a row fails
+``test_every_planned_function_has_a_scenario_row``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FunctionScenarios:
+    function: str
+    handler_module: str
+    tests: tuple[str, ...]
+
+
+FUNCTIONS: tuple[FunctionScenarios, ...] = (
+    FunctionScenarios("outreach-prod-dispatcher", "outreach.dispatcher", ("tests/unit/test_dispatcher.py",)),
+    FunctionScenarios(
+        "outreach-prod-scraper",
+        "outreach.scraper",
+        (
+            "tests/unit/test_scraper.py",
+            "tests/unit/test_hostile_inputs.py",
+            "tests/unit/test_scrape_reconciler.py",
+        ),
+    ),
+    FunctionScenarios(
+        "outreach-prod-scrape-reconciler",
+        "outreach.reconcilers.scrape",
+        ("tests/unit/test_scrape_reconciler.py",),
+    ),
+)

@@ -1,0 +1,126 @@
+"""A pytest plugin that records which AWS operations each Lambda handler module performs.
+
+Load it with ``-p tests.support.aws_operation_recorder`` and name, in the environment,
+``AWS_OPERATIONS_FILE`` (where the recording is written when the session ends) and
+``AWS_OPERATIONS_HANDLERS`` (comma-separated handler modules, e.g. ``outreach.scraper``).
+
+Every client the core creates (``outreach.clients``) gets a ``provide-client-params`` hook on its
+own event system when it is made; a hook on boto3's default session would not do, because moto
+swaps that session out while a mock is active. The hook attributes a call to the innermost handler
+module on the Python stack, so calls a test makes itself (setting up rows, reading queues) are not
+recorded, and calls a handler makes through ``outreach.task_store`` or ``outreach.results`` are.
+Each record keeps the operation, the service's signing name, the resource parameters, and which
+environment variables held those resource names: the functions find their resources only through
+their environment.
+https://boto3.amazonaws.com/v1/documentation/api/latest/guide/events.html
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from outreach import clients
+
+FILE_VARIABLE = "AWS_OPERATIONS_FILE"
+HANDLERS_VARIABLE = "AWS_OPERATIONS_HANDLERS"
+
+_SCALAR_RESOURCE_PARAMETERS = ("TableName", "IndexName", "QueueUrl", "Bucket", "Key")
+# The transaction's item kinds, each naming its table (TransactWriteItems, TransactGetItems).
+_TRANSACT_ITEM_KINDS = ("Put", "Update", "Delete", "ConditionCheck", "Get")
+
+
+class _Recorder:
+    def __init__(self, handlers: frozenset[str]) -> None:
+        self.handlers = handlers
+        self.records: dict[str, dict[str, Any]] = {}
+
+    def handler_on_stack(self) -> str | None:
+        frame = sys._getframe(2)
+        while frame is not None:
+            name = frame.f_globals.get("__name__")
+            if name in self.handlers:
+                return str(name)
+            frame = frame.f_back  # type: ignore[assignment]
+        return None
+
+    def record(self, params: dict[str, Any], model: Any, **_: Any) -> None:
+        handler = self.handler_on_stack()
+        if handler is None:
+            return
+        resources = _resource_parameters(params)
+        record = {
+            "handler": handler,
+            "signing_name": model.service_model.signing_name,
+            "operation": model.name,
+            "resources": resources,
+            "environment": _environment_holding(resources),
+        }
+        self.records[json.dumps(record, sort_keys=True)] = record
+
+
+def _resource_parameters(params: dict[str, Any]) -> dict[str, Any]:
+    found: dict[str, Any] = {
+        k: params[k] for k in _SCALAR_RESOURCE_PARAMETERS if isinstance(params.get(k), str)
+    }
+    items = params.get("TransactItems")
+    if isinstance(items, list):
+        found["TransactItems"] = sorted(
+            [kind, item[kind]["TableName"]] for item in items for kind in _TRANSACT_ITEM_KINDS if kind in item
+        )
+    request_items = params.get("RequestItems")
+    if isinstance(request_items, dict):
+        found["RequestItems"] = sorted(request_items)
+    return found
+
+
+def _names(resources: dict[str, Any]) -> Iterator[str]:
+    for key in ("TableName", "QueueUrl", "Bucket"):
+        if key in resources:
+            yield resources[key]
+    for _, table in resources.get("TransactItems", []):
+        yield table
+    yield from resources.get("RequestItems", [])
+
+
+def _environment_holding(resources: dict[str, Any]) -> dict[str, list[str]]:
+    """For each resource name, the environment variables whose value it is."""
+    return {
+        name: sorted(variable for variable, value in os.environ.items() if value == name)
+        for name in sorted(set(_names(resources)))
+    }
+
+
+_recorder: _Recorder | None = None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _recorder
+    if FILE_VARIABLE not in os.environ or HANDLERS_VARIABLE not in os.environ:
+        raise pytest.UsageError(f"the AWS operation recorder needs {FILE_VARIABLE} and {HANDLERS_VARIABLE}")
+    handlers = frozenset(h.strip() for h in os.environ[HANDLERS_VARIABLE].split(",") if h.strip())
+    recorder = _recorder = _Recorder(handlers)
+    make_client = clients._client
+
+    def recorded_client(service: str) -> Any:
+        client = make_client(service)
+        client.meta.events.register(
+            "provide-client-params", recorder.record, unique_id="aws-operation-recorder"
+        )
+        return client
+
+    clients.reset()
+    clients._client = recorded_client
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _recorder is None:
+        return
+    records = [_recorder.records[key] for key in sorted(_recorder.records)]
+    Path(os.environ[FILE_VARIABLE]).write_text(json.dumps(records, indent=1))
