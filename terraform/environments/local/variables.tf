@@ -40,7 +40,7 @@ variable "scraper_concurrency" {
 }
 
 variable "log_retention_days" {
-  description = "Days the emulator keeps function logs."
+  description = "Days the function logs are kept (prod's value)."
   type        = number
-  default     = 1
+  default     = 90
 }
