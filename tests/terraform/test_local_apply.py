@@ -4,9 +4,8 @@ The root is applied twice side by side on one in-process moto server: once with 
 function (lambda mode) and once with the EventBridge Pipe (pipe mode). Everything asserted below is
 read back through the AWS APIs, so it is what Terraform actually created, not what it planned.
 
-What moto does not keep: the scrape DLQ's RedriveAllowPolicy (stored, never returned, so the local
-root leaves it out; see modules/scrape-pipeline). MaximumBatchingWindowInSeconds is absent from
-both mappings because the provider does not send a window of 0 (AWS's default) at all.
+MaximumBatchingWindowInSeconds is absent from both mappings because the provider does not send a
+window of 0 (AWS's default) at all.
 """
 
 from __future__ import annotations
@@ -177,6 +176,10 @@ def test_scrape_queue_waits_90_minutes_and_redrives_to_a_14_day_dlq_after_3_rece
     }
     assert dlq["MessageRetentionPeriod"] == "1209600"
     assert dlq["SqsManagedSseEnabled"] == "true"
+    assert json.loads(dlq["RedriveAllowPolicy"]) == {
+        "redrivePermission": "byQueue",
+        "sourceQueueArns": [queue["QueueArn"]],
+    }
 
 
 def test_functions_run_with_the_applied_timeouts_memory_tracing_and_concurrency(applied: Applied) -> None:

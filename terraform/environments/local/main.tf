@@ -40,13 +40,17 @@ provider "aws" {
 }
 
 locals {
-  package_dir = coalesce(var.package_dir, "${path.root}/../../../dist")
+  package_dir     = coalesce(var.package_dir, "${path.root}/../../../dist")
+  alarm_topic_arn = coalesce(var.alarm_topic_arn, one(module.alarm_topic[*].topic_arn))
 }
 
+# The environment's alarm topic, unless an existing one is given.
 module "alarm_topic" {
   source = "../../../modules/alarm-topic"
+  count  = var.alarm_topic_arn == null ? 1 : 0
 
-  name = "outreach-${var.environment}-alarms"
+  name            = "outreach-${var.environment}-alarms"
+  email_endpoints = var.alarm_emails
 }
 
 module "pipeline" {
@@ -59,7 +63,7 @@ module "pipeline" {
     dispatcher        = "${local.package_dir}/dispatcher.zip"
     scrape_reconciler = "${local.package_dir}/scrape_reconciler.zip"
   }
-  alarm_topic_arn    = module.alarm_topic.topic_arn
+  alarm_topic_arn    = local.alarm_topic_arn
   log_retention_days = var.log_retention_days
 
   scraper = {
