@@ -15,14 +15,14 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
 
-from outreach_tools import packaging, terraform_cli
+from outreach_tools import terraform_cli
 from outreach_tools.localaws.server import embedded_aws
+from tests.support.packages import code_only_packages
 
 REGION = "eu-central-1"
 LOCAL_ROOT = terraform_cli.ENVIRONMENTS_DIR / "local"
@@ -73,17 +73,9 @@ def _reset_emulator(endpoint: str) -> None:
         assert response.status == 200
 
 
-def _package_dir(directory: Path) -> Path:
-    """Zips of the outreach package alone: Terraform and moto need a zip, not the dependencies."""
-    code = packaging.source_entries()
-    for function in packaging.FUNCTIONS:
-        packaging.write_zip(code, directory / f"{function}.zip")
-    return directory
-
-
 @pytest.fixture(scope="module")
 def applied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Applied]:
-    packages = _package_dir(tmp_path_factory.mktemp("packages"))
+    packages = code_only_packages(tmp_path_factory.mktemp("packages"))
     with embedded_aws() as endpoint:
         _reset_emulator(endpoint)
 

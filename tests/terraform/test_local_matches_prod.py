@@ -22,11 +22,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import hcl2
 import pytest
-from hcl2.utils import SerializationOptions
 
 from outreach_tools import terraform_cli
+from tests.support.terraform_roots import load_hcl, variable_values
 
 LOCAL_ROOT = terraform_cli.ENVIRONMENTS_DIR / "local"
 PROD_ROOT = terraform_cli.ENVIRONMENTS_DIR / "prod"
@@ -35,28 +34,7 @@ SECTION = "## Where the local root differs from prod"
 COMPARED_BLOCKS = ("module", "provider", "locals", "terraform")
 ENVIRONMENT = "<environment>"
 
-_OPTIONS = SerializationOptions(with_comments=False, explicit_blocks=False, strip_string_quotes=True)
 _VARIABLE = re.compile(r"\$\{var\.([A-Za-z0-9_]+)\}")
-
-
-def _load(path: Path) -> dict[str, Any]:
-    with path.open(encoding="utf-8") as handle:
-        loaded: dict[str, Any] = hcl2.load(handle, serialization_options=_OPTIONS)
-    return loaded
-
-
-def _variable_values(root: Path) -> dict[str, Any]:
-    """What each of the root's variables is without -var flags: terraform.tfvars, else its default."""
-    values: dict[str, Any] = {}
-    for path in sorted(root.glob("*.tf")):
-        for block in _load(path).get("variable", []):
-            for name, body in block.items():
-                if "default" in body:
-                    values[name] = body["default"]
-    tfvars = root / "terraform.tfvars"
-    if tfvars.is_file():
-        values.update(_load(tfvars))
-    return values
 
 
 def _resolve(value: Any, variables: dict[str, Any], environment: str) -> Any:
@@ -90,10 +68,10 @@ def _flatten(prefix: str, value: Any, into: dict[str, str]) -> None:
 
 def settings(root: Path) -> dict[str, str]:
     """Every compared setting of the root, by address, as canonical JSON of its resolved value."""
-    variables = _variable_values(root)
+    variables = variable_values(root)
     found: dict[str, str] = {}
     for path in sorted(root.glob("*.tf")):
-        document = _resolve(_load(path), variables, root.name)
+        document = _resolve(load_hcl(path), variables, root.name)
         for kind in COMPARED_BLOCKS:
             for block in document.get(kind, []):
                 _flatten(kind, block, found)
@@ -173,6 +151,7 @@ def test_a_value_passed_through_a_variable_is_compared_by_the_value_the_root_giv
 
 @pytest.mark.parametrize("root", [LOCAL_ROOT, PROD_ROOT], ids=["local", "prod"])
 def test_the_comparison_reads_every_module_call_of_the_root(root: Path) -> None:
-    calls = {name for path in root.glob("*.tf") for block in _load(path).get("module", []) for name in block}
+    blocks = [block for path in root.glob("*.tf") for block in load_hcl(path).get("module", [])]
+    calls = {name for block in blocks for name in block}
     compared = {address.split(".")[1] for address in settings(root) if address.startswith("module.")}
     assert calls and compared == calls
