@@ -32,6 +32,10 @@ from outreach_tools.localaws.server import embedded_aws
 from tests.support.packages import code_only_packages
 from tests.support.terraform_roots import load_hcl, variable_values
 
+# Two root applies share the first test's budget (about 110 s on a quiet machine, most of it the
+# provider's own propagation waits); leave room for a loaded one.
+pytestmark = pytest.mark.timeout(600)
+
 ROOTS = ("dev", "prod")
 LOCAL_ROOT = terraform_cli.ENVIRONMENTS_DIR / "local"
 OVERRIDE_FILE = "embedded_aws_override.tf"
