@@ -45,7 +45,7 @@ variable "scrape_queue" {
 }
 
 variable "restrict_dlq_sources" {
-  description = "Let the scrape DLQ accept messages only from the scrape queue (off only where the emulator cannot store it; see modules/scrape-pipeline)."
+  description = "Let the scrape DLQ accept messages only from the scrape queue (see modules/scrape-pipeline)."
   type        = bool
   default     = true
 }

@@ -90,9 +90,8 @@ variable "queue" {
 
 variable "restrict_dlq_sources" {
   description = <<-EOT
-    Give the DLQ a redrive allow policy that accepts only the scrape queue as its source. The
-    embedded AWS (moto) stores the policy but never returns it, and the provider waits for it
-    until it times out, so the local environment turns it off.
+    Give the DLQ a redrive allow policy that accepts only the scrape queue as its source (every
+    environment, the embedded AWS included, keeps it on).
   EOT
   type        = bool
   default     = true

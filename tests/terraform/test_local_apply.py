@@ -4,9 +4,8 @@ The root is applied twice side by side on one in-process moto server: once with 
 function (lambda mode) and once with the EventBridge Pipe (pipe mode). Everything asserted below is
 read back through the AWS APIs, so it is what Terraform actually created, not what it planned.
 
-What moto does not keep: the scrape DLQ's RedriveAllowPolicy (stored, never returned, so the local
-root leaves it out; see modules/scrape-pipeline). MaximumBatchingWindowInSeconds is absent from
-both mappings because the provider does not send a window of 0 (AWS's default) at all.
+MaximumBatchingWindowInSeconds is absent from both mappings because the provider does not send a
+window of 0 (AWS's default) at all.
 """
 
 from __future__ import annotations
@@ -16,14 +15,14 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
 
-from outreach_tools import packaging, terraform_cli
+from outreach_tools import terraform_cli
 from outreach_tools.localaws.server import embedded_aws
+from tests.support.packages import code_only_packages
 
 REGION = "eu-central-1"
 LOCAL_ROOT = terraform_cli.ENVIRONMENTS_DIR / "local"
@@ -74,17 +73,9 @@ def _reset_emulator(endpoint: str) -> None:
         assert response.status == 200
 
 
-def _package_dir(directory: Path) -> Path:
-    """Zips of the outreach package alone: Terraform and moto need a zip, not the dependencies."""
-    code = packaging.source_entries()
-    for function in packaging.FUNCTIONS:
-        packaging.write_zip(code, directory / f"{function}.zip")
-    return directory
-
-
 @pytest.fixture(scope="module")
 def applied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Applied]:
-    packages = _package_dir(tmp_path_factory.mktemp("packages"))
+    packages = code_only_packages(tmp_path_factory.mktemp("packages"))
     with embedded_aws() as endpoint:
         _reset_emulator(endpoint)
 
@@ -177,6 +168,10 @@ def test_scrape_queue_waits_90_minutes_and_redrives_to_a_14_day_dlq_after_3_rece
     }
     assert dlq["MessageRetentionPeriod"] == "1209600"
     assert dlq["SqsManagedSseEnabled"] == "true"
+    assert json.loads(dlq["RedriveAllowPolicy"]) == {
+        "redrivePermission": "byQueue",
+        "sourceQueueArns": [queue["QueueArn"]],
+    }
 
 
 def test_functions_run_with_the_applied_timeouts_memory_tracing_and_concurrency(applied: Applied) -> None:

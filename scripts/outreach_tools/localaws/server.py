@@ -19,6 +19,7 @@ from outreach_tools.localaws.clock import VirtualClock, install_in_moto
 from outreach_tools.localaws.dynamodb_transactions import make_transactions_atomic
 from outreach_tools.localaws.filter_validation import refuse_invalid_filter_patterns
 from outreach_tools.localaws.sqs_message_move import support_message_move_tasks
+from outreach_tools.localaws.sqs_redrive_allow_policy import keep_redrive_allow_policies
 
 DEFAULT_PORT = 4566
 
@@ -116,6 +117,7 @@ def embedded_aws(port: int | None = None, clock: VirtualClock | None = None) -> 
     evaluate_bucket_policies_as_tls()
     make_transactions_atomic()
     support_message_move_tasks()
+    keep_redrive_allow_policies()
     refuse_invalid_filter_patterns()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     if clock is not None:

@@ -1,5 +1,7 @@
-# The pipeline on the embedded AWS (moto server on loopback): the same modules and settings as the
-# cloud environments, with fake credentials and every service pointed at var.endpoint.
+# The pipeline on the embedded AWS (moto server on loopback): the same modules and settings as prod,
+# with fake credentials and every service pointed at var.endpoint. Every difference from prod is
+# listed, with its reason, in docs/local-semantics.md ("Where the local root differs from prod"), and
+# tests/terraform/test_local_matches_prod.py fails on one that is not.
 
 provider "aws" {
   region     = var.region
@@ -38,14 +40,17 @@ provider "aws" {
 }
 
 locals {
-  package_dir = coalesce(var.package_dir, "${path.root}/../../../dist")
+  package_dir     = coalesce(var.package_dir, "${path.root}/../../../dist")
+  alarm_topic_arn = coalesce(var.alarm_topic_arn, one(module.alarm_topic[*].topic_arn))
 }
 
+# The environment's alarm topic, unless an existing one is given.
 module "alarm_topic" {
   source = "../../../modules/alarm-topic"
+  count  = var.alarm_topic_arn == null ? 1 : 0
 
-  name                     = "outreach-${var.environment}-alarms"
-  key_deletion_window_days = 7
+  name            = "outreach-${var.environment}-alarms"
+  email_endpoints = var.alarm_emails
 }
 
 module "pipeline" {
@@ -58,7 +63,7 @@ module "pipeline" {
     dispatcher        = "${local.package_dir}/dispatcher.zip"
     scrape_reconciler = "${local.package_dir}/scrape_reconciler.zip"
   }
-  alarm_topic_arn    = module.alarm_topic.topic_arn
+  alarm_topic_arn    = local.alarm_topic_arn
   log_retention_days = var.log_retention_days
 
   scraper = {
@@ -68,14 +73,6 @@ module "pipeline" {
   }
   scrape_mapping = { maximum_concurrency = var.scraper_concurrency }
 
-  # moto keeps a DLQ's RedriveAllowPolicy but never returns it, so the provider would wait for it
-  # until it times out: the one setting that differs from the cloud environments.
-  restrict_dlq_sources = false
-
   # The emulator has no IAM to propagate: the pipe needs no wait before it is created.
   pipe_source_settle_seconds = 0
-
-  # A throwaway emulator: let `terraform destroy` clear it.
-  deletion_protection   = false
-  force_destroy_buckets = true
 }

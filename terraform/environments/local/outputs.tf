@@ -5,5 +5,5 @@ output "pipeline" {
 
 output "alarm_topic_arn" {
   description = "SNS topic every alarm notifies."
-  value       = module.alarm_topic.topic_arn
+  value       = local.alarm_topic_arn
 }

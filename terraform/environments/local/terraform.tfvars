@@ -1,4 +1,4 @@
 # Same settings as prod; only the endpoint, credentials and state differ (see main.tf).
 dispatch_mode       = "lambda"
 scraper_concurrency = 140
-log_retention_days  = 1
+log_retention_days  = 90

@@ -40,7 +40,24 @@ variable "scraper_concurrency" {
 }
 
 variable "log_retention_days" {
-  description = "Days the emulator keeps function logs."
+  description = "Days the function logs are kept (prod's value)."
   type        = number
-  default     = 1
+  default     = 90
+}
+
+variable "alarm_emails" {
+  description = "Addresses subscribed to the alarm topic this root creates; none on the emulator, which sends no e-mail."
+  type        = list(string)
+  default     = []
+}
+
+variable "alarm_topic_arn" {
+  description = "An existing SNS topic to send every alarm to instead of creating one."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.alarm_topic_arn == null || can(regex("^arn:[a-z-]+:sns:", var.alarm_topic_arn))
+    error_message = "alarm_topic_arn must be an SNS topic ARN."
+  }
 }

@@ -1,0 +1,216 @@
+"""The dev and prod roots themselves apply to the embedded AWS, and read back as they intend.
+
+Each root is copied (``terraform_cli.copy_configuration``: the modules, the root, its lock file) to a
+temporary directory and given one more file, ``embedded_aws_override.tf``. Terraform merges a
+``*_override.tf`` file into the configuration
+(https://developer.hashicorp.com/terraform/language/files/override); this one holds only a local
+backend and the local root's provider settings (endpoints, fake credentials, skip flags), so nothing
+the root says about the pipeline changes. Its committed terraform.tfvars apply as they are; what it
+requires and does not commit is given as -var: the package directory and, for prod, an alarm address.
+
+Both roots apply at once against one emulator (their names differ: ``outreach-dev-*``,
+``outreach-prod-*``); everything asserted is read back through the AWS APIs and compared with the
+values the root gives its variables.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.request
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+import botocore.exceptions
+import pytest
+
+from outreach_tools import terraform_cli
+from outreach_tools.localaws.server import embedded_aws
+from tests.support.packages import code_only_packages
+from tests.support.terraform_roots import load_hcl, variable_values
+
+# Two root applies share the first test's budget (about 110 s on a quiet machine, most of it the
+# provider's own propagation waits); leave room for a loaded one.
+pytestmark = pytest.mark.timeout(600)
+
+ROOTS = ("dev", "prod")
+LOCAL_ROOT = terraform_cli.ENVIRONMENTS_DIR / "local"
+OVERRIDE_FILE = "embedded_aws_override.tf"
+# prod refuses to apply without someone to alarm (variables.tf); dev may run without.
+REQUIRED = {"prod": {"alarm_emails": '["oncall@example.com"]'}, "dev": {}}
+
+
+@dataclass(frozen=True)
+class AppliedRoot:
+    name: str
+    endpoint: str
+    region: str
+    values: dict[str, Any]
+    outputs: dict[str, Any]
+
+    @property
+    def pipeline(self) -> dict[str, Any]:
+        value: dict[str, Any] = self.outputs["pipeline"]
+        return value
+
+    def client(self, service: str) -> Any:
+        make_client: Callable[..., Any] = boto3.client
+        return make_client(
+            service,
+            endpoint_url=self.endpoint,
+            region_name=self.region,
+            aws_access_key_id="test",
+            aws_secret_access_key="test",
+        )
+
+
+def _hcl_value(value: Any) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else json.dumps(value)
+
+
+def override(endpoint: str) -> str:
+    """A local backend and the local root's provider settings, all but its region and tags."""
+    [provider] = [block["aws"] for block in load_hcl(LOCAL_ROOT / "main.tf")["provider"] if "aws" in block]
+    lines = ["terraform {", '  backend "local" {}', "}", "", 'provider "aws" {']
+    for key, value in provider.items():
+        if key in ("region", "default_tags"):
+            continue
+        if key == "endpoints":
+            [services] = value
+            lines.append("  endpoints {")
+            lines.extend(f"    {service} = {json.dumps(endpoint)}" for service in services)
+            lines.append("  }")
+            continue
+        assert not str(value).startswith("${"), f"provider.aws.{key} refers to the local root: {value}"
+        lines.append(f"  {key} = {_hcl_value(value)}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _reset_emulator(endpoint: str) -> None:
+    """moto's backends live in this process: clear them so no other test sees these resources."""
+    request = urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST")
+    with urllib.request.urlopen(request, timeout=30) as response:
+        assert response.status == 200
+
+
+@pytest.fixture(scope="module")
+def applied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, AppliedRoot]]:
+    packages = code_only_packages(tmp_path_factory.mktemp("packages"))
+    with embedded_aws() as endpoint:
+        _reset_emulator(endpoint)
+
+        def apply(name: str) -> AppliedRoot:
+            source = terraform_cli.ENVIRONMENTS_DIR / name
+            root = terraform_cli.copy_configuration(source, tmp_path_factory.mktemp(name))
+            (root / OVERRIDE_FILE).write_text(override(endpoint), encoding="utf-8")
+            variables = {"package_dir": str(packages), **REQUIRED[name]}
+            outputs = terraform_cli.apply_root(root, variables=variables)
+            values = variable_values(source)
+            return AppliedRoot(name, endpoint, str(values["region"]), values, outputs)
+
+        try:
+            with ThreadPoolExecutor(max_workers=len(ROOTS)) as pool:
+                runs = {name: pool.submit(apply, name) for name in ROOTS}
+                yield {name: run.result() for name, run in runs.items()}
+        finally:
+            _reset_emulator(endpoint)
+
+
+@pytest.fixture(params=ROOTS)
+def root(request: pytest.FixtureRequest, applied: dict[str, AppliedRoot]) -> AppliedRoot:
+    return applied[str(request.param)]
+
+
+def test_the_override_changes_only_the_backend_and_the_provider_connection() -> None:
+    text = override("http://127.0.0.1:1")
+    assert re.findall(r"^(\w+) ", text, flags=re.MULTILINE) == ["terraform", "provider"]
+    assert re.findall(r"^\s*(region|default_tags)\b", text, flags=re.MULTILINE) == []
+    assert 'dynamodb = "http://127.0.0.1:1"' in text
+
+
+def test_the_scraper_reserves_and_its_queue_mapping_allows_the_roots_scraper_concurrency(
+    root: AppliedRoot,
+) -> None:
+    lam = root.client("lambda")
+    name = root.pipeline["scraper_function_name"]
+    reserved = lam.get_function_concurrency(FunctionName=name)["ReservedConcurrentExecutions"]
+    queue_arn = root.client("sqs").get_queue_attributes(
+        QueueUrl=root.pipeline["scrape_queue_url"], AttributeNames=["QueueArn"]
+    )["Attributes"]["QueueArn"]
+    [mapping] = lam.list_event_source_mappings(EventSourceArn=queue_arn)["EventSourceMappings"]
+
+    assert name == f"outreach-{root.name}-scraper"
+    assert reserved == root.values["scraper_concurrency"]
+    assert mapping["ScalingConfig"] == {"MaximumConcurrency": root.values["scraper_concurrency"]}
+    assert mapping["BatchSize"] == 1
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+
+
+def test_the_scrape_queue_redrives_after_3_receives_to_a_dlq_that_accepts_it_alone(root: AppliedRoot) -> None:
+    sqs = root.client("sqs")
+    queue = sqs.get_queue_attributes(QueueUrl=root.pipeline["scrape_queue_url"], AttributeNames=["All"])
+    dlq = sqs.get_queue_attributes(QueueUrl=root.pipeline["scrape_dlq_url"], AttributeNames=["All"])
+    queue, dlq = queue["Attributes"], dlq["Attributes"]
+
+    assert queue["VisibilityTimeout"] == "5400"
+    assert json.loads(queue["RedrivePolicy"]) == {
+        "deadLetterTargetArn": dlq["QueueArn"],
+        "maxReceiveCount": 3,
+    }
+    assert json.loads(dlq["RedriveAllowPolicy"]) == {
+        "redrivePermission": "byQueue",
+        "sourceQueueArns": [queue["QueueArn"]],
+    }
+
+
+def test_the_tasks_table_streams_both_images_and_refuses_to_be_deleted(root: AppliedRoot) -> None:
+    dynamodb = root.client("dynamodb")
+    name = root.pipeline["tasks_table_name"]
+    table = dynamodb.describe_table(TableName=name)["Table"]
+
+    assert table["StreamSpecification"] == {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
+    assert table["DeletionProtectionEnabled"] is True
+    with pytest.raises(botocore.exceptions.ClientError) as refused:
+        dynamodb.delete_table(TableName=name)
+    assert refused.value.response["Error"]["Code"] == "ValidationException"
+    assert dynamodb.describe_table(TableName=name)["Table"]["TableName"] == name
+
+
+def test_resources_carry_the_roots_environment_tag(root: AppliedRoot) -> None:
+    dynamodb = root.client("dynamodb")
+    arn = dynamodb.describe_table(TableName=root.pipeline["tasks_table_name"])["Table"]["TableArn"]
+    tags = {t["Key"]: t["Value"] for t in dynamodb.list_tags_of_resource(ResourceArn=arn)["Tags"]}
+
+    assert tags == {"Project": "outreach-pipeline", "Environment": root.name, "ManagedBy": "terraform"}
+
+
+def test_function_logs_are_kept_for_the_roots_retention(root: AppliedRoot) -> None:
+    name = f"/aws/lambda/{root.pipeline['scraper_function_name']}"
+    groups = root.client("logs").describe_log_groups(logGroupNamePrefix=name)["logGroups"]
+
+    assert [(g["logGroupName"], g["retentionInDays"]) for g in groups] == [
+        (name, root.values["log_retention_days"])
+    ]
+
+
+def test_scrape_results_expire_only_where_the_root_sets_an_expiry(root: AppliedRoot) -> None:
+    rules = root.client("s3").get_bucket_lifecycle_configuration(Bucket=root.pipeline["results_bucket"])[
+        "Rules"
+    ]
+    expiry = [rule["Expiration"]["Days"] for rule in rules if "Expiration" in rule]
+
+    wanted = root.values.get("results_expiration_days")
+    assert expiry == ([] if wanted is None else [wanted])
+
+
+def test_alarms_reach_the_addresses_the_root_is_given(root: AppliedRoot) -> None:
+    topic = root.outputs["alarm_topic_arn"]
+    subscriptions = root.client("sns").list_subscriptions_by_topic(TopicArn=topic)["Subscriptions"]
+
+    given = json.loads(REQUIRED[root.name].get("alarm_emails", "[]"))
+    assert sorted((s["Protocol"], s["Endpoint"]) for s in subscriptions) == [("email", e) for e in given]
+    assert topic.endswith(f":outreach-{root.name}-alarms")
