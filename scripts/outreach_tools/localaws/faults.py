@@ -10,6 +10,11 @@ wraps a few backend methods for the duration of a block:
 - ``S3Backend.put_object``: every stored object is counted (``s3_puts``); rules can refuse a write;
 - ``DynamoDBBackend.transact_write_items``: rules can throttle transactions that update given tasks.
 
+One rule acts on Lambda's side of the embedded AWS rather than on moto: ``duplicate_async`` makes the
+async invoker (``async_invoke``, which asks ``active()``) run one accepted event 2-3 times, the copies
+started together, as Lambda's at-least-once asynchronous delivery may
+(https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html).
+
 Each rule counts how often it fired, so a scenario can assert that the fault really happened.
 """
 
@@ -84,6 +89,23 @@ class RefusedPut:
 
 
 @dataclass
+class DuplicateAsync:
+    """The next ``events`` async events accepted for ``function`` each run ``deliveries`` times at once."""
+
+    function: str
+    deliveries: int
+    events: int
+    fired: int = 0
+
+    def __post_init__(self) -> None:
+        if self.deliveries < 2:
+            raise ValueError("a duplicated delivery runs the event at least twice")
+
+    def applies(self, function: str) -> bool:
+        return self.function == function and self.fired < self.events
+
+
+@dataclass
 class SqsSend:
     queue: str
     body: str
@@ -100,6 +122,7 @@ class Faults:
         self.stalls: list[StalledSend] = []
         self.throttles: list[Throttle] = []
         self.refusals: list[RefusedPut] = []
+        self.duplicates: list[DuplicateAsync] = []
 
     # -- rules -------------------------------------------------------------------------------------
     def sqs_outage(self, queue: str, calls: int) -> SqsOutage:
@@ -130,6 +153,22 @@ class Faults:
         with self._lock:
             self.refusals.append(rule)
         return rule
+
+    def duplicate_async(self, function: str, deliveries: int = 3, events: int = 1) -> DuplicateAsync:
+        """Deliver the next ``events`` async events of ``function`` (its name) ``deliveries`` times."""
+        rule = DuplicateAsync(function, deliveries, events)
+        with self._lock:
+            self.duplicates.append(rule)
+        return rule
+
+    def async_deliveries(self, function: str) -> int:
+        """How many times the async event just accepted for ``function`` runs (1 without a rule)."""
+        with self._lock:
+            for rule in self.duplicates:
+                if rule.applies(function):
+                    rule.fired += 1
+                    return rule.deliveries
+        return 1
 
     # -- counters ----------------------------------------------------------------------------------
     def sends_of(self, queue: str, task_id: str) -> int:
@@ -211,6 +250,11 @@ _install_lock = threading.Lock()
 
 def _current() -> Faults | None:
     return _active
+
+
+def active() -> Faults | None:
+    """The rules of the ``inject()`` block running now, if any."""
+    return _current()
 
 
 def _patches() -> list[tuple[Any, str, Callable[[Callable[..., Any]], Callable[..., Any]]]]:
