@@ -197,7 +197,11 @@ class AsyncInvoker:
         item.throttles += 1
         self.stats.add(invocations=-1, throttles=1)  # Lambda counts no invocation for a throttle
         self.journal.record(
-            "async.throttled", function=item.function, reserved=throttle.reserved, throttles=item.throttles
+            "async.throttled",
+            function=item.function,
+            reserved=throttle.reserved,
+            throttles=item.throttles,
+            at=self.clock.now(),
         )
         error = {"errorType": Throttled.error_type, "errorMessage": str(throttle)}
         if throttle.reserved == 0:

@@ -22,40 +22,9 @@ from outreach_tools.localaws.runtime import FunctionRuntime, InvocationResult, T
 from outreach_tools.localaws.sqs_poller import SqsMappingPoller
 from outreach_tools.localaws.stream_poller import StreamMappingPoller
 from tests.unit.localaws.conftest import Lab, wait_for
+from tests.unit.localaws.held_function import Gate, held_function
 
 pytestmark = pytest.mark.e2e
-
-# Records each invocation (with the SQS receive count of its messages), then holds until the file
-# $GATE exists: an invocation that is known to be running while the test looks at the others.
-GATED_HANDLER = """
-import fcntl, json, os, time
-
-def handler(event, context):
-    records = event.get("Records", [])
-    entry = {"pid": os.getpid(), "event": event if not records else None,
-             "ids": [r.get("messageId") or r["dynamodb"]["SequenceNumber"] for r in records],
-             "receives": [int(r["attributes"]["ApproximateReceiveCount"])
-                          for r in records if "attributes" in r]}
-    with open(os.environ["RECORD_PATH"], "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        handle.write(json.dumps(entry) + "\\n")
-    gate = os.environ.get("GATE")
-    while gate and not os.path.exists(gate):
-        time.sleep(0.02)
-    return {"batchItemFailures": []}
-"""
-# Long enough on the virtual clock (scale 60) for a held invocation to outlast the checks.
-HELD_TIMEOUT = 1800
-
-
-class Gate:
-    """A file the gated handler waits for."""
-
-    def __init__(self, tmp_path: Path) -> None:
-        self.path = tmp_path / "gate"
-
-    def open(self) -> None:
-        self.path.touch()
 
 
 @pytest.fixture
@@ -83,12 +52,6 @@ def stoppers() -> Iterator[list[Any]]:
         poller.stop()
 
 
-def _gated(lab: Lab, name: str, gate: Gate, *, reserved: int | None) -> str:
-    return lab.function(
-        name, GATED_HANDLER, timeout=HELD_TIMEOUT, env={"GATE": str(gate.path)}, reserved=reserved
-    )
-
-
 def _in_background(runtime: FunctionRuntime, function: str, event: Any) -> list[InvocationResult]:
     results: list[InvocationResult] = []
     threading.Thread(target=lambda: results.append(runtime.invoke(function, event)), daemon=True).start()
@@ -109,7 +72,7 @@ def test_an_invocation_beyond_the_reserved_concurrency_is_throttled_not_queued(
     lab: Lab, runtime: FunctionRuntime, gate: Gate
 ) -> None:
     # GIVEN a function with reserved concurrency 1 and one invocation of it running
-    fn = _gated(lab, "reserved-one", gate, reserved=1)
+    fn = held_function(lab, "reserved-one", gate, reserved=1)
     running = _in_background(runtime, fn, {"first": True})
     wait_for(lambda: len(lab.invocations()) == 1)
     # WHEN a second synchronous invocation arrives
@@ -159,7 +122,7 @@ def test_reserved_concurrency_zero_stops_the_sqs_mapping_and_the_messages_stay_i
     # GIVEN a function with reserved concurrency 0, its queue (30 s visibility, DLQ after 5 receives)
     # holding 3 messages, and a mapping on it
     gate.open()
-    fn = _gated(lab, "paused", gate, reserved=0)
+    fn = held_function(lab, "paused", gate, reserved=0)
     url, arn, dlq_url = lab.queue("paused", visibility=30, dlq_after=5)
     _send(lab, url, 3)
     poller = _sqs_poller(
@@ -193,7 +156,7 @@ def test_reserved_concurrency_zero_sends_messages_to_the_dlq_after_max_receive_c
 ) -> None:
     # GIVEN reserved concurrency 0 and a queue that dead-letters after 2 receives
     gate.open()
-    fn = _gated(lab, "paused-dlq", gate, reserved=0)
+    fn = held_function(lab, "paused-dlq", gate, reserved=0)
     url, arn, dlq_url = lab.queue("paused-dlq", visibility=30, dlq_after=2)
     _send(lab, url, 2)
     poller = _sqs_poller(lab, runtime, clock, FunctionName=fn, EventSourceArn=arn, BatchSize=1)
@@ -211,7 +174,7 @@ def test_a_mapping_whose_maximum_concurrency_exceeds_the_reserved_concurrency_is
     lab: Lab, runtime: FunctionRuntime, clock: VirtualClock, gate: Gate, stoppers: list[Any]
 ) -> None:
     # GIVEN reserved concurrency 1, a mapping with maximum concurrency 3, batch size 1, 3 messages
-    fn = _gated(lab, "over-mapped", gate, reserved=1)
+    fn = held_function(lab, "over-mapped", gate, reserved=1)
     url, arn, _ = lab.queue("over-mapped", visibility=60)
     _send(lab, url, 3)
     poller = _sqs_poller(
@@ -243,7 +206,7 @@ def test_a_throttled_stream_batch_is_retried_until_it_runs_without_using_up_its_
 ) -> None:
     # GIVEN a stream mapping allowing no retries and a function with reserved concurrency 0
     gate.open()
-    fn = _gated(lab, "stream-paused", gate, reserved=0)
+    fn = held_function(lab, "stream-paused", gate, reserved=0)
     stream = lab.table("paused-tasks")
     lab.put("paused-tasks", "t1", status="Pending")
     config = StreamMappingConfig.from_mapping(
