@@ -161,7 +161,9 @@ class AsyncInvoker:
         item.attempts += 1
         if result.ok:
             # What the function returned, as its CloudWatch log would show (reports read it).
-            self.journal.record("async.succeeded", function=item.function, payload=result.payload)
+            self.journal.record(
+                "async.succeeded", function=item.function, payload=result.payload, request_id=item.request_id
+            )
             self.stats.add(records_done=1)
             return
         self.stats.add(function_errors=1)

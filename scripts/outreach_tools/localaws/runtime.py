@@ -344,13 +344,6 @@ class FunctionRuntime:
         self._specs[name] = (time.monotonic(), spec)
         return spec
 
-    def concurrency_limit(self, spec: FunctionSpec) -> int:
-        """Invocations of the function that can run at once here: its reservation, at most the local cap."""
-        limit = self.max_workers_per_function
-        if spec.reserved_concurrency is not None:
-            limit = min(limit, spec.reserved_concurrency)
-        return limit
-
     def _code_dir(self, spec: FunctionSpec) -> Path:
         digest = base64.b64decode(spec.code_sha256).hex()
         target = self.cache_dir / digest
