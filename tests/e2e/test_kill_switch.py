@@ -33,6 +33,28 @@ def _queue_depth(e2e: E2E, url: str) -> tuple[int, int]:
     )
 
 
+def _drain(e2e: E2E, visibility: int) -> None:
+    """Wait until the scrape queue is empty, letting held messages return one visibility timeout later."""
+    last_jump = [time.monotonic()]
+
+    def empty() -> bool:
+        visible, in_flight = _queue_depth(e2e, e2e.scrape_queue_url)
+        if visible == 0 and in_flight == 0:
+            return True
+        idle = visible == 0 and e2e.stack.runtime.stats[e2e.scraper].in_flight == 0
+        if idle and time.monotonic() - last_jump[0] > 2.0:
+            e2e.stack.clock.advance(visibility)
+            last_jump[0] = time.monotonic()
+        return False
+
+    e2e.wait_until(
+        empty,
+        timeout=120,
+        what="scrape queue drained",
+        describe=lambda: _queue_depth(e2e, e2e.scrape_queue_url),
+    )
+
+
 @pytest.fixture
 def two_at_a_time(e2e: E2E) -> Iterator[dict[str, Any]]:
     """The scraper limited to 2 invocations (reserved 2, mapping maximum 2); the applied values after."""
@@ -132,6 +154,10 @@ def test_reserved_concurrency_zero_halfway_through_a_job_stops_the_scraper_and_r
     assert len(puts) == SITES
     assert set(puts.values()) == {1}
     assert runtime.stats[e2e.scraper].invocations > invocations
+    # AND the messages the pause held back (throttled, or re-sent by the reconciler meanwhile) come
+    # back and are acknowledged as duplicates: the queue ends empty, nothing dead-lettered
+    _drain(e2e, visibility)
+    assert not any(tid in m["Body"] for m in e2e.stack.queue_messages(dlq_url) for tid in task_ids.values())
     e2e.record(
         "kill switch: reserved concurrency 0 halfway, then restored",
         tasks=SITES,
