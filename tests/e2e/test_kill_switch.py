@@ -1,4 +1,5 @@
-"""The scraper's kill switch: reserved concurrency 0 stops every invocation, messages wait, nothing lost.
+"""The scraper's kill switch (`outreach scraper pause|resume`): reserved concurrency 0 stops every
+invocation, the messages wait in the queue, and nothing is lost when it is restored.
 
 Reserved concurrency 0 throttles every invocation of a function
 (https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html); the SQS mapping's
@@ -15,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from outreach_tools.cli.app import main
+from outreach_tools.cli.scraper import PAUSED_FROM_TAG
 from outreach_tools.localaws.faults import Faults
 from tests.e2e.conftest import E2E, virtual_elapsed
 
@@ -31,6 +34,13 @@ def _queue_depth(e2e: E2E, url: str) -> tuple[int, int]:
     return int(attributes["ApproximateNumberOfMessages"]), int(
         attributes["ApproximateNumberOfMessagesNotVisible"]
     )
+
+
+def _outreach(e2e: E2E, *args: str) -> int:
+    """The operator's ``outreach`` command, pointed at the embedded AWS and the applied scraper."""
+    flags = ["--endpoint-url", e2e.stack.endpoint, "--region", e2e.stack.region]
+    with e2e.stack.as_caller():
+        return main([*flags, *args, "--function", e2e.scraper])
 
 
 def _drain(e2e: E2E, visibility: int) -> None:
@@ -70,6 +80,8 @@ def two_at_a_time(e2e: E2E) -> Iterator[dict[str, Any]]:
     try:
         yield {"reserved": reserved, "maximum": maximum, "uuid": mapping["UUID"]}
     finally:
+        arn = lam.get_function(FunctionName=e2e.scraper)["Configuration"]["FunctionArn"]
+        lam.untag_resource(Resource=arn, TagKeys=[PAUSED_FROM_TAG])
         lam.put_function_concurrency(FunctionName=e2e.scraper, ReservedConcurrentExecutions=reserved)
         lam.update_event_source_mapping(UUID=mapping["UUID"], ScalingConfig={"MaximumConcurrency": maximum})
         e2e.wait_for_scraper_poller()
@@ -87,11 +99,12 @@ def test_reserved_concurrency_zero_halfway_through_a_job_stops_the_scraper_and_r
     task_ids = e2e.create_job(job_id, sites)
     dlq_url = str(e2e.stack.pipeline["scrape_dlq_url"])
 
-    # WHEN the first task has finished, the operator sets the scraper's reserved concurrency to 0
+    # WHEN the first task has finished, the operator pauses the scraper (reserved concurrency 0)
     e2e.wait_until(
         lambda: e2e.stack.job_counts(job_id).get("Finished", 0) >= 1, timeout=90, what="a task finished"
     )
-    lam.put_function_concurrency(FunctionName=e2e.scraper, ReservedConcurrentExecutions=0)
+    assert _outreach(e2e, "scraper", "pause") == 0
+    assert lam.get_function_concurrency(FunctionName=e2e.scraper)["ReservedConcurrentExecutions"] == 0
     paused_at = e2e.stack.clock.now()
     throttles_before = e2e.sqs_poller_stats()["throttles"]
 
@@ -141,8 +154,12 @@ def test_reserved_concurrency_zero_halfway_through_a_job_stops_the_scraper_and_r
     }
     assert not any(tid in m["Body"] for m in e2e.stack.queue_messages(dlq_url) for tid in task_ids.values())
 
-    # WHEN the reservation is restored
-    lam.put_function_concurrency(FunctionName=e2e.scraper, ReservedConcurrentExecutions=PAUSED_AT_A_TIME)
+    # WHEN the operator resumes it: the reservation it had before the pause is restored
+    assert _outreach(e2e, "scraper", "resume") == 0
+    assert (
+        lam.get_function_concurrency(FunctionName=e2e.scraper)["ReservedConcurrentExecutions"]
+        == PAUSED_AT_A_TIME
+    )
     resumed_at = e2e.stack.clock.now()
 
     # THEN the job resumes and every task finishes, each with one result
