@@ -11,9 +11,9 @@ invocation-async-retain-records.html).
 A throttled event (the function's reserved concurrency in use) is not a function error: it returns to
 the queue and is tried again 1 s later, the wait doubling up to 5 minutes, for as long as the event is
 younger than MaximumEventAgeInSeconds (invocation-async-error-handling.html). With reserved
-concurrency 0 nothing can ever run, so the event goes to the on-failure destination or dead-letter
-queue at once, without retries (as the issue's reading of AWS has it; not found on the pages cited,
-docs/local-semantics.md says "unconfirmed").
+concurrency 0 the event goes to the on-failure destination or dead-letter queue at once, without
+retries, as AWS announced for August 2021 (the notice is quoted in
+https://github.com/SummitRoute/aws_breaking_changes/issues/48; the developer guide pages above do not say it).
 
 Delivery is at least once: "it's possible for it to receive the same event from Lambda multiple
 times" (invocation-async-error-handling.html). The fault mode ``Faults.duplicate_async`` makes that

@@ -2,8 +2,9 @@
 
 AWS page: https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html (the same
 event may be received more than once; a throttled event is retried for up to 6 hours, 1 s doubling to
-5 minutes between attempts). Reserved concurrency 0 sending events to the on-failure destination
-without retries is the issue's reading of AWS, unconfirmed (docs/local-semantics.md).
+5 minutes between attempts). Reserved concurrency 0 sends events to the on-failure destination
+without retries: AWS's notice of August 2021, quoted in
+https://github.com/SummitRoute/aws_breaking_changes/issues/48.
 """
 
 from __future__ import annotations
