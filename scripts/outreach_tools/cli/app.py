@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 from botocore.exceptions import BotoCoreError, ClientError
 
-from outreach_tools.cli import dlq, failures, jobs, tasks
+from outreach_tools.cli import dlq, failures, jobs, scraper, tasks
 from outreach_tools.cli.output import Session
 from outreach_tools.cli.targets import resolve
 
@@ -54,6 +54,7 @@ cli.add_command(jobs.job)
 cli.add_command(tasks.task)
 cli.add_command(dlq.dlq)
 cli.add_command(failures.failures)
+cli.add_command(scraper.scraper)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

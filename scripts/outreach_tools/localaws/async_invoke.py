@@ -7,6 +7,17 @@ default 6 hours), then the invocation record goes to the on-failure destination,
 function's dead-letter queue
 (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html,
 invocation-async-retain-records.html).
+
+A throttled event (the function's reserved concurrency in use) is not a function error: it returns to
+the queue and is tried again 1 s later, the wait doubling up to 5 minutes, for as long as the event is
+younger than MaximumEventAgeInSeconds (invocation-async-error-handling.html). With reserved
+concurrency 0 the event goes to the on-failure destination or dead-letter queue at once, without
+retries, as AWS announced for August 2021 (the notice is quoted in
+https://github.com/SummitRoute/aws_breaking_changes/issues/48; the developer guide pages above do not say it).
+
+Delivery is at least once: "it's possible for it to receive the same event from Lambda multiple
+times" (invocation-async-error-handling.html). The fault mode ``Faults.duplicate_async`` makes that
+happen on purpose: one accepted event runs 2-3 times, the copies started together.
 """
 
 from __future__ import annotations
@@ -20,12 +31,21 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from outreach_tools.localaws import faults
 from outreach_tools.localaws.base import Journal, SourceStats, arn_parts, client, iso_timestamp, send_to_queue
 from outreach_tools.localaws.clock import VirtualClock
-from outreach_tools.localaws.runtime import FunctionRuntime, FunctionSpec
+from outreach_tools.localaws.runtime import FunctionRuntime, FunctionSpec, Throttled
 
 ASYNC_RETRY_DELAYS = (60.0, 120.0)  # Lambda waits about one minute, then two, between async attempts
 DEFAULT_EVENT_AGE = 21_600
+THROTTLE_FIRST_DELAY = 1.0  # after a throttle: 1 s, doubling ...
+THROTTLE_MAX_DELAY = 300.0  # ... to at most 5 minutes
+COPIES_START_TIMEOUT_REAL_SECONDS = 10.0
+
+
+def throttle_retry_delay(throttles: int) -> float:
+    """The wait before trying a throttled event again, after its ``throttles``-th throttle."""
+    return float(min(THROTTLE_FIRST_DELAY * 2 ** max(throttles - 1, 0), THROTTLE_MAX_DELAY))
 
 
 @dataclass(order=True)
@@ -36,7 +56,9 @@ class _Queued:
     event: Any = field(compare=False)
     enqueued_at: float = field(compare=False)
     request_id: str = field(compare=False)
-    attempts: int = field(default=0, compare=False)
+    attempts: int = field(default=0, compare=False)  # times the function ran
+    throttles: int = field(default=0, compare=False)
+    together: threading.Barrier | None = field(default=None, compare=False)  # copies start at once
 
 
 class AsyncInvoker:
@@ -83,12 +105,19 @@ class AsyncInvoker:
 
     def submit(self, function: str, event: Any) -> str:
         """InvokeAsync: raises FunctionNotFound when Lambda would refuse the event (delivery failure)."""
-        self.runtime.spec(function, fresh=True)
+        spec = self.runtime.spec(function, fresh=True)
         request_id = str(uuid.uuid4())
         now = self.clock.now()
+        active = faults.active()
+        copies = 1 if active is None else active.async_deliveries(spec.name)
+        together = threading.Barrier(copies) if copies > 1 else None
         with self._cv:
-            heapq.heappush(self._heap, _Queued(now, next(self._order), function, event, now, request_id))
-            self._cv.notify()
+            for _ in range(copies):
+                queued = _Queued(now, next(self._order), function, event, now, request_id, together=together)
+                heapq.heappush(self._heap, queued)
+            self._cv.notify_all()
+        if copies > 1:
+            self.journal.record("async.duplicated", function=spec.name, request_id=request_id, copies=copies)
         return request_id
 
     def _run(self) -> None:
@@ -120,15 +149,21 @@ class AsyncInvoker:
         if self.clock.now() - item.enqueued_at > max_age:
             self._exhausted(item, config, "EventAgeExceeded", None)
             return
-        item.attempts += 1
+        self._start_together(item)
         self.stats.enter(1)
         try:
             result = self.runtime.invoke(item.function, item.event)
+        except Throttled as throttle:
+            self._throttled(item, config, throttle, max_age)
+            return
         finally:
             self.stats.leave()
+        item.attempts += 1
         if result.ok:
             # What the function returned, as its CloudWatch log would show (reports read it).
-            self.journal.record("async.succeeded", function=item.function, payload=result.payload)
+            self.journal.record(
+                "async.succeeded", function=item.function, payload=result.payload, request_id=item.request_id
+            )
             self.stats.add(records_done=1)
             return
         self.stats.add(function_errors=1)
@@ -146,9 +181,55 @@ class AsyncInvoker:
             heapq.heappush(self._heap, item)
             self._cv.notify()
 
+    def _start_together(self, item: _Queued) -> None:
+        """Copies of a duplicated delivery wait for each other, so they run concurrently."""
+        together, item.together = item.together, None
+        if together is None:
+            return
+        try:
+            together.wait(timeout=COPIES_START_TIMEOUT_REAL_SECONDS)
+        except threading.BrokenBarrierError:
+            # Fewer async workers were free than copies: they run as they come, still each once.
+            self.journal.record(
+                "async.copies_not_concurrent", function=item.function, request_id=item.request_id
+            )
+
+    def _throttled(self, item: _Queued, config: dict[str, Any], throttle: Throttled, max_age: int) -> None:
+        """A 429: back to the queue with a growing wait, or, with reserved concurrency 0, out at once."""
+        item.throttles += 1
+        self.stats.add(invocations=-1, throttles=1)  # Lambda counts no invocation for a throttle
+        self.journal.record(
+            "async.throttled",
+            function=item.function,
+            reserved=throttle.reserved,
+            throttles=item.throttles,
+            at=self.clock.now(),
+        )
+        error = {"errorType": Throttled.error_type, "errorMessage": str(throttle)}
+        if throttle.reserved == 0:
+            self._exhausted(item, config, "RetriesExhausted", error, status=Throttled.status_code)
+            return
+        delay = throttle_retry_delay(item.throttles)
+        if self.clock.now() + delay - item.enqueued_at > max_age:
+            self._exhausted(item, config, "EventAgeExceeded", error, status=Throttled.status_code)
+            return
+        item.due = self.clock.now() + delay
+        with self._cv:
+            heapq.heappush(self._heap, item)
+            self._cv.notify()
+
     def _exhausted(
-        self, item: _Queued, config: dict[str, Any], condition: str, error: dict[str, Any] | None
+        self,
+        item: _Queued,
+        config: dict[str, Any],
+        condition: str,
+        error: dict[str, Any] | None,
+        *,
+        status: int = 200,
     ) -> None:
+        """Hand the event on: its invocation record to the on-failure destination, else the event to
+        the dead-letter queue. ``status`` is the invocation's HTTP status: 200 when the function ran and
+        failed, 429 when Lambda throttled it."""
         spec = self.runtime.spec(item.function)
         record = {
             "version": "1.0",
@@ -161,9 +242,9 @@ class AsyncInvoker:
             },
             "requestPayload": item.event,
             "responseContext": {
-                "statusCode": 200,
+                "statusCode": status,
                 "executedVersion": "$LATEST",
-                "functionError": "Unhandled",
+                **({"functionError": "Unhandled"} if status == 200 else {}),
             },
             "responsePayload": error,
         }
@@ -184,7 +265,7 @@ class AsyncInvoker:
             # ErrorCode is a Number: the HTTP status code of the invocation (200 for a function error).
             attributes: dict[str, str | int] = {
                 "RequestID": item.request_id,
-                "ErrorCode": 200,
+                "ErrorCode": status,
                 "ErrorMessage": ((error or {}).get("errorMessage") or condition)[:1024],
             }
             send_to_queue(self.endpoint, target, json.dumps(item.event), attributes)

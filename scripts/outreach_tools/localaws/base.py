@@ -64,6 +64,7 @@ class SourceStats:
     discarded_batches: int = 0
     discarded_records: int = 0
     delivery_failures: int = 0
+    throttles: int = 0  # invocations Lambda refused for concurrency (429); the function did not run
     in_flight: int = 0
     max_in_flight: int = 0
     max_batch: int = 0

@@ -6,9 +6,15 @@ wraps a few backend methods for the duration of a block:
 
 - ``SQSBackend.send_message`` / ``send_message_batch``: every message that reaches a queue is counted
   (``sqs_sends``); rules can answer a SendMessageBatch with every entry failed (an outage that SQS
-  reports per entry, ``SenderFault`` false) or hold it past the caller's timeout (a poison record);
+  reports per entry, ``SenderFault`` false), fail only the entries carrying a marker (a partial
+  failure) or hold it past the caller's timeout (a poison record);
 - ``S3Backend.put_object``: every stored object is counted (``s3_puts``); rules can refuse a write;
 - ``DynamoDBBackend.transact_write_items``: rules can throttle transactions that update given tasks.
+
+One rule acts on Lambda's side of the embedded AWS rather than on moto: ``duplicate_async`` makes the
+async invoker (``async_invoke``, which asks ``active()``) run one accepted event 2-3 times, the copies
+started together, as Lambda's at-least-once asynchronous delivery may
+(https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html).
 
 Each rule counts how often it fired, so a scenario can assert that the fault really happened.
 """
@@ -38,6 +44,16 @@ class SqsOutage:
 
     def applies(self, queue_name: str) -> bool:
         return self.queue == queue_name and self.fired < self.calls
+
+
+@dataclass
+class RefusedEntry:
+    """The first ``times`` SendMessageBatch entries carrying ``marker`` fail; the rest are sent."""
+
+    marker: str
+    times: int
+    code: str = "InternalError"
+    fired: int = 0
 
 
 @dataclass
@@ -84,6 +100,23 @@ class RefusedPut:
 
 
 @dataclass
+class DuplicateAsync:
+    """The next ``events`` async events accepted for ``function`` each run ``deliveries`` times at once."""
+
+    function: str
+    deliveries: int
+    events: int
+    fired: int = 0
+
+    def __post_init__(self) -> None:
+        if self.deliveries < 2:
+            raise ValueError("a duplicated delivery runs the event at least twice")
+
+    def applies(self, function: str) -> bool:
+        return self.function == function and self.fired < self.events
+
+
+@dataclass
 class SqsSend:
     queue: str
     body: str
@@ -98,14 +131,22 @@ class Faults:
         self.s3_puts: Counter[tuple[str, str]] = Counter()
         self.outages: list[SqsOutage] = []
         self.stalls: list[StalledSend] = []
+        self.entry_refusals: list[RefusedEntry] = []
         self.throttles: list[Throttle] = []
         self.refusals: list[RefusedPut] = []
+        self.duplicates: list[DuplicateAsync] = []
 
     # -- rules -------------------------------------------------------------------------------------
     def sqs_outage(self, queue: str, calls: int) -> SqsOutage:
         rule = SqsOutage(queue, calls)
         with self._lock:
             self.outages.append(rule)
+        return rule
+
+    def refuse_entries(self, marker: str, times: int) -> RefusedEntry:
+        rule = RefusedEntry(marker, times)
+        with self._lock:
+            self.entry_refusals.append(rule)
         return rule
 
     def stall_send(self, marker: str, clock: VirtualClock, jump_seconds: float) -> StalledSend:
@@ -130,6 +171,22 @@ class Faults:
         with self._lock:
             self.refusals.append(rule)
         return rule
+
+    def duplicate_async(self, function: str, deliveries: int = 3, events: int = 1) -> DuplicateAsync:
+        """Deliver the next ``events`` async events of ``function`` (its name) ``deliveries`` times."""
+        rule = DuplicateAsync(function, deliveries, events)
+        with self._lock:
+            self.duplicates.append(rule)
+        return rule
+
+    def async_deliveries(self, function: str) -> int:
+        """How many times the async event just accepted for ``function`` runs (1 without a rule)."""
+        with self._lock:
+            for rule in self.duplicates:
+                if rule.applies(function):
+                    rule.fired += 1
+                    return rule.deliveries
+        return 1
 
     # -- counters ----------------------------------------------------------------------------------
     def sends_of(self, queue: str, task_id: str) -> int:
@@ -163,6 +220,19 @@ class Faults:
         stall.clock.advance(stall.jump_seconds)
         time.sleep(stall.hold_real_seconds)
         return "InternalError"
+
+    def _refused_entries(self, entries: dict[str, dict[str, Any]]) -> dict[str, str]:
+        """Entry ids of this batch that fail alone, with their error code."""
+        refused: dict[str, str] = {}
+        with self._lock:
+            for key, entry in entries.items():
+                body = str(entry.get("MessageBody", ""))
+                for rule in self.entry_refusals:
+                    if rule.marker in body and rule.fired < rule.times:
+                        rule.fired += 1
+                        refused[key] = rule.code
+                        break
+        return refused
 
     def _count_send(self, queue_name: str, body: str) -> None:
         with self._lock:
@@ -213,6 +283,11 @@ def _current() -> Faults | None:
     return _active
 
 
+def active() -> Faults | None:
+    """The rules of the ``inject()`` block running now, if any."""
+    return _current()
+
+
 def _patches() -> list[tuple[Any, str, Callable[[Callable[..., Any]], Callable[..., Any]]]]:
     from moto.core.exceptions import JsonRESTError
     from moto.dynamodb.models import DynamoDBBackend
@@ -234,19 +309,23 @@ def _patches() -> list[tuple[Any, str, Callable[[Callable[..., Any]], Callable[.
         def wrapper(self: Any, queue_name: str, entries: dict[str, dict[str, Any]]) -> Any:
             faults = _current()
             code = None if faults is None else faults._batch_verdict(queue_name, entries)
-            if code is None:
+            refused = {} if faults is None or code is not None else faults._refused_entries(entries)
+            if code is None and not refused:
                 return original(self, queue_name, entries)
             self.get_queue(queue_name)
+            codes = dict.fromkeys(entries, code) if code is not None else refused
             failed = [
                 {
-                    "Id": entry["Id"],
+                    "Id": entries[key]["Id"],
                     "SenderFault": False,
-                    "Code": code,
+                    "Code": failure,
                     "Message": "The request failed because of an unknown error, exception or failure.",
                 }
-                for entry in entries.values()
+                for key, failure in codes.items()
             ]
-            return [], failed
+            rest = {key: entry for key, entry in entries.items() if key not in codes}
+            sent, also_failed = original(self, queue_name, rest) if rest else ([], [])
+            return sent, failed + also_failed
 
         return wrapper
 

@@ -7,6 +7,12 @@ InputTemplate and sent to the queue; a failed batch is retried (MaximumRetryAtte
 MaximumRecordAgeInSeconds; -1 = unlimited), split in two on failure with
 OnPartialBatchItemFailure = AUTOMATIC_BISECT, and finally described in a message to the pipe's
 DeadLetterConfig queue (metadata, not the records), while the shard moves on.
+
+A target that partly fails has only the remainder retried ("Partial batch failure",
+eb-pipes-batching-concurrency.html): the records whose SendMessageBatch entries came back in
+``Failed`` go again, the sent ones are not sent twice. A call that fails as a whole fails every record
+of its chunk. (A Lambda target's ``batchItemFailures`` is the same rule for functions; pipes here only
+have SQS targets.)
 """
 
 from __future__ import annotations
@@ -85,22 +91,39 @@ class PipePoller(StreamSource):
         template = self.config.template
         return render_template(template, record) if template else json.dumps(record)
 
-    def _send(self, bodies: list[str]) -> None:
+    def _send(self, bodies: list[str]) -> dict[int, str]:
+        """SendMessageBatch in chunks of 10; the index of each body that did not reach the queue, with why."""
+        failed: dict[int, str] = {}
         for start in range(0, len(bodies), 10):
             chunk = bodies[start : start + 10]
-            response = self._sqs.send_message_batch(
-                QueueUrl=self.target_url,
-                Entries=[{"Id": str(i), "MessageBody": body} for i, body in enumerate(chunk)],
-            )
-            if response.get("Failed"):
-                raise RuntimeError(f"SendMessageBatch failed: {response['Failed']}")
+            try:
+                response = self._sqs.send_message_batch(
+                    QueueUrl=self.target_url,
+                    Entries=[{"Id": str(i), "MessageBody": body} for i, body in enumerate(chunk)],
+                )
+            except Exception as exc:  # the whole call failed: every record of the chunk goes again
+                failed.update({start + i: f"{type(exc).__name__}: {exc}" for i in range(len(chunk))})
+                continue
+            for entry in response.get("Failed", []):
+                failed[start + int(entry["Id"])] = f"{entry.get('Code')}: {entry.get('Message')}"
+        return failed
 
     def _deliver(self, records: list[dict[str, Any]]) -> Outcome:
-        try:
-            self._send([self._body(r) for r in records])
-        except Exception as exc:  # a target failure fails the batch; the retry policy decides
-            return Outcome(ok=False, error_type=type(exc).__name__, error_message=str(exc))
-        return Outcome(ok=True)
+        failed = self._send([self._body(r) for r in records])
+        if not failed:
+            return Outcome(ok=True)
+        reasons = sorted(set(failed.values()))
+        if len(failed) == len(records):
+            return Outcome(ok=False, error_type="SendMessageBatchFailed", error_message="; ".join(reasons))
+        self.journal.record(
+            "pipe.partial_failure", source=self.name, failed=len(failed), sent=len(records) - len(failed)
+        )
+        return Outcome(
+            ok=True,
+            failed_items=tuple(sorted(failed)),
+            error_type="SendMessageBatchFailed",
+            error_message="; ".join(reasons),
+        )
 
     def _discard(
         self, shard_id: str, records: list[dict[str, Any]], condition: str, outcome: Outcome, invocations: int

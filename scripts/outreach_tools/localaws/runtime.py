@@ -6,6 +6,13 @@ stored at CreateFunction (checked against the CodeSha256 that GetFunction report
 a pool of warm worker processes (``worker_bootstrap.py``); a worker serves one invocation at a time,
 keeps its module state between invocations, and is killed on timeout or crash (the next invocation
 gets a cold one), as a Lambda execution environment would be.
+
+Reserved concurrency is a limit, not a queue: an invocation that would exceed it is refused with
+``Throttled`` (Lambda's 429 TooManyRequestsException) before it starts, and reserved concurrency 0
+refuses every invocation (https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html).
+The reservation is read again every ``spec_ttl_seconds``, so PutFunctionConcurrency and
+DeleteFunctionConcurrency made during a run take effect within that time. The local worker cap
+(``max_workers_per_function``) is this machine's limit, not AWS's: past it invocations wait.
 """
 
 from __future__ import annotations
@@ -80,6 +87,22 @@ class InvocationResult:
 
 class FunctionNotFound(LookupError):
     """The function does not exist on the emulator (delivery failure, not a function error)."""
+
+
+class Throttled(Exception):
+    """Lambda refused the invocation: the function's reserved concurrency is in use (HTTP 429).
+
+    The function did not run. ``reserved`` is the reservation that refused it (0: every invocation).
+    """
+
+    status_code = 429
+    error_type = "TooManyRequestsException"
+    reason = "ReservedFunctionConcurrentInvocationLimitExceeded"
+
+    def __init__(self, function: str, reserved: int) -> None:
+        super().__init__(f"Rate Exceeded: {function} is at its reserved concurrency of {reserved}")
+        self.function = function
+        self.reserved = reserved
 
 
 _TAGGED_SUFFIXES = tuple(s for s in importlib.machinery.EXTENSION_SUFFIXES if s != ".so")
@@ -190,6 +213,8 @@ class FunctionStats:
     cold_starts: int = 0
     in_flight: int = 0
     max_in_flight: int = 0
+    throttles: int = 0
+    admitted: int = 0  # invocations past the reservation check and not yet ended (waiting included)
 
 
 class _Ending(enum.Enum):
@@ -244,7 +269,6 @@ class _Pool:
     spec: FunctionSpec
     code_dir: Path
     semaphore: threading.BoundedSemaphore
-    limit: int
     idle: list[_Worker] = field(default_factory=list)
     busy: dict[str, _Worker] = field(default_factory=dict)
     events: dict[str, Any] = field(default_factory=dict)
@@ -298,10 +322,14 @@ class FunctionRuntime:
             return cached[1]
         try:
             response = self._lambda.get_function(FunctionName=name)
+            # GetFunctionConcurrency, not GetFunction's Concurrency: the emulator leaves a
+            # reservation of 0 out of GetFunction, and 0 is the one value that must never be missed.
+            reserved = self._lambda.get_function_concurrency(FunctionName=name).get(
+                "ReservedConcurrentExecutions"
+            )
         except self._lambda.exceptions.ResourceNotFoundException as exc:
             raise FunctionNotFound(name) from exc
         config = response["Configuration"]
-        reserved = response.get("Concurrency", {}).get("ReservedConcurrentExecutions")
         spec = FunctionSpec(
             name=config["FunctionName"],
             arn=config["FunctionArn"],
@@ -315,12 +343,6 @@ class FunctionRuntime:
         )
         self._specs[name] = (time.monotonic(), spec)
         return spec
-
-    def concurrency_limit(self, spec: FunctionSpec) -> int:
-        limit = self.max_workers_per_function
-        if spec.reserved_concurrency is not None:
-            limit = min(limit, spec.reserved_concurrency)
-        return limit
 
     def _code_dir(self, spec: FunctionSpec) -> Path:
         digest = base64.b64decode(spec.code_sha256).hex()
@@ -347,8 +369,12 @@ class FunctionRuntime:
                 for worker in pool.idle:
                     worker.close()
                 pool.idle.clear()
-            limit = self.concurrency_limit(spec)
-            pool = _Pool(spec, self._code_dir(spec), threading.BoundedSemaphore(max(limit, 1)), limit)
+            semaphore = pool.semaphore if pool is not None else None
+            pool = _Pool(
+                spec,
+                self._code_dir(spec),
+                semaphore or threading.BoundedSemaphore(self.max_workers_per_function),
+            )
             pool.events["key"] = key
             self._pools[spec.name] = pool
             self.stats.setdefault(spec.name, FunctionStats())
@@ -396,13 +422,32 @@ class FunctionRuntime:
 
     # -- invocation ------------------------------------------------------------------------------
     def invoke(self, function: str, event: Any) -> InvocationResult:
-        """Synchronous invocation (RequestResponse); blocks while the function is at its limit."""
+        """Synchronous invocation (RequestResponse).
+
+        Raises ``Throttled`` when the function's reserved concurrency is in use (0: always); waits
+        while the local worker cap is reached.
+        """
         if self._closed:
             raise RuntimeError("the function runtime is closed")
         spec = self.spec(function)
         pool = self._pool(spec)
-        with pool.semaphore:
-            return self._invoke_in_pool(pool, event)
+        self._admit(spec)
+        try:
+            with pool.semaphore:
+                return self._invoke_in_pool(pool, event)
+        finally:
+            with self._lock:
+                self.stats[spec.name].admitted -= 1
+
+    def _admit(self, spec: FunctionSpec) -> None:
+        """Count the invocation against the reservation, or refuse it as Lambda would (429)."""
+        with self._lock:
+            stats = self.stats.setdefault(spec.name, FunctionStats())
+            reserved = spec.reserved_concurrency
+            if reserved is not None and stats.admitted >= reserved:
+                stats.throttles += 1
+                raise Throttled(spec.name, reserved)
+            stats.admitted += 1
 
     def _invoke_in_pool(self, pool: _Pool, event: Any) -> InvocationResult:
         spec = pool.spec

@@ -4,7 +4,14 @@ Behaviour (AWS Lambda developer guide, "Using Lambda with Amazon SQS",
 https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html and its subpages):
 - batches of up to ``BatchSize`` messages, gathered for up to ``MaximumBatchingWindowInSeconds``;
 - at most ``ScalingConfig.MaximumConcurrency`` invocations in flight for the mapping
-  (services-sqs-scaling.html);
+  (services-sqs-scaling.html). The mapping does not look at the function's reserved concurrency: an
+  invocation beyond it is throttled (``Throttled``, 429), the function does not run, and the batch is
+  left alone, so it becomes visible again after the visibility timeout, its receive counted by SQS
+  towards ``maxReceiveCount`` (with-sqs.html: a throttled batch returns to the queue;
+  services-sqs-configure.html: visibility timeout six times the function timeout so a throttled
+  batch can be retried). Reserved concurrency 0 therefore stops every invocation while the messages
+  stay in the queue. After a throttle the poller waits before its next receive, 1 s doubling up to
+  60 s (Lambda backs off on throttles; its timings are undocumented);
 - success deletes the batch; a function error or timeout deletes nothing, so every message returns
   after the queue's visibility timeout (services-sqs-errorhandling.html);
 - with ``FunctionResponseTypes = [ReportBatchItemFailures]`` only the messages named in
@@ -26,7 +33,10 @@ from outreach_tools.localaws.applied_config import SqsMappingConfig
 from outreach_tools.localaws.base import Journal, SourceStats, arn_parts, client
 from outreach_tools.localaws.clock import VirtualClock
 from outreach_tools.localaws.patterns import passes
-from outreach_tools.localaws.runtime import FunctionRuntime, InvocationResult
+from outreach_tools.localaws.runtime import FunctionRuntime, InvocationResult, Throttled
+
+THROTTLE_BACKOFF_FIRST = 1.0
+THROTTLE_BACKOFF_MAX = 60.0
 
 
 def _lambda_message_attributes(attributes: dict[str, Any]) -> dict[str, Any]:
@@ -66,8 +76,10 @@ class SqsMappingPoller:
         self.queue_url: str = self._sqs.get_queue_url(QueueName=queue_name, QueueOwnerAWSAccountId=account)[
             "QueueUrl"
         ]
-        function_limit = runtime.concurrency_limit(runtime.spec(config.function))
-        self.pollers = min(config.maximum_concurrency or function_limit, function_limit)
+        # One poller per invocation the mapping may have in flight, never more than this machine's
+        # workers; the function's reservation is not consulted (it throttles instead).
+        local_cap = runtime.max_workers_per_function
+        self.pollers = min(config.maximum_concurrency or local_cap, local_cap)
         self.receive_wait_seconds = receive_wait_seconds
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -88,11 +100,18 @@ class SqsMappingPoller:
 
     # -- polling -----------------------------------------------------------------------------------
     def _run(self) -> None:
+        throttles_in_a_row = 0
         while not self._stop.is_set():
             try:
                 batch = self._collect()
-                if batch:
-                    self._deliver(batch)
+                if not batch:
+                    continue
+                if self._deliver(batch):
+                    throttles_in_a_row = 0
+                    continue
+                throttles_in_a_row += 1
+                backoff = THROTTLE_BACKOFF_FIRST * 2 ** (throttles_in_a_row - 1)
+                self.clock.sleep(min(backoff, THROTTLE_BACKOFF_MAX), stop=self._stop)
             except Exception as exc:  # the emulator went away or refused a call: log and keep polling
                 if self._stop.is_set():
                     return
@@ -143,7 +162,8 @@ class SqsMappingPoller:
             candidate["body"] = record["body"]
         return passes(self.config.filters, candidate)
 
-    def _deliver(self, messages: list[dict[str, Any]]) -> None:
+    def _deliver(self, messages: list[dict[str, Any]]) -> bool:
+        """Invoke the function with the batch; False when Lambda throttled it (the batch stays)."""
         records = [self._record(m) for m in messages]
         selected = [r for r in records if self._matches(r)]
         dropped = [r for r in records if r not in selected]
@@ -151,13 +171,25 @@ class SqsMappingPoller:
         if dropped:
             self._delete(dropped)
         if not selected:
-            return
+            return True
         self.stats.enter(len(selected))
         try:
             result = self.runtime.invoke(self.config.function, {"Records": selected})
+        except Throttled as throttle:
+            # Not deleted, not made visible: back after the visibility timeout, the receive counted.
+            # Lambda counts no invocation for a throttled request.
+            self.stats.add(invocations=-1, throttles=1, records_returned=len(selected))
+            self.journal.record(
+                "sqs.throttled",
+                mapping=self.config.uuid,
+                messages=[r["messageId"] for r in selected],
+                reserved=throttle.reserved,
+            )
+            return False
         finally:
             self.stats.leave()
         self._settle(selected, result)
+        return True
 
     def _settle(self, records: list[dict[str, Any]], result: InvocationResult) -> None:
         if not result.ok:

@@ -9,6 +9,8 @@ services-ddb-batchfailurereporting.html, services-dynamodb-errors.html):
 - on a function error with ``BisectBatchOnFunctionError`` the batch is split in two and each half
   retried. With both settings, a partial response bisects at the returned sequence number (only the
   remaining records are retried);
+- a throttled invocation (the function's reserved concurrency in use, 0 included) is retried until
+  it runs or the records are too old, without using up the retry attempts (``stream_shards``);
 - a discarded batch sends an invocation record to the on-failure destination: metadata only for
   SQS/SNS, metadata plus the payload for S3.
 """
@@ -23,7 +25,7 @@ from typing import Any
 from outreach_tools.localaws.applied_config import StreamMappingConfig
 from outreach_tools.localaws.base import Journal, arn_parts, client, iso_timestamp, send_to_queue
 from outreach_tools.localaws.clock import VirtualClock
-from outreach_tools.localaws.runtime import FunctionRuntime
+from outreach_tools.localaws.runtime import FunctionRuntime, Throttled
 from outreach_tools.localaws.stream_shards import Outcome, StreamSource, sequence_number
 
 
@@ -53,7 +55,13 @@ class StreamMappingPoller(StreamSource):
         self.runtime = runtime
 
     def _deliver(self, records: list[dict[str, Any]]) -> Outcome:
-        result = self.runtime.invoke(self.config.function, {"Records": records})
+        try:
+            result = self.runtime.invoke(self.config.function, {"Records": records})
+        except Throttled as throttle:
+            self.journal.record("stream.throttled", source=self.name, reserved=throttle.reserved)
+            return Outcome(
+                ok=False, throttled=True, error_type=Throttled.error_type, error_message=str(throttle)
+            )
         if not result.ok:
             return Outcome(
                 ok=False,

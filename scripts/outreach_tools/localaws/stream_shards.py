@@ -13,7 +13,15 @@ services-dynamodb-errors.html; https://docs.aws.amazon.com/eventbridge/latest/us
   the retry quota;
 - ``MaximumRetryAttempts`` and ``MaximumRecordAgeInSeconds`` (-1 = unlimited) bound the retries; on
   exhaustion the batch is handed to the source's discard (its on-failure destination) and the shard
-  moves on.
+  moves on;
+- a throttled delivery (the function did not run) is tried again after a wait (1 s doubling up to
+  60 s, undocumented timings) until it runs or its records are too old; it does not use up
+  ``MaximumRetryAttempts`` (services-dynamodb-errors.html speaks of function errors; that throttles
+  are outside the retry count is unconfirmed);
+- a target that reports some items failed (``failed_items``: a pipe's SQS target answering
+  SendMessageBatch with ``Failed`` entries) has only those items retried
+  (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-pipes-batching-concurrency.html,
+  "Partial batch failure"); the checkpoint stays before the first of them.
 """
 
 from __future__ import annotations
@@ -32,6 +40,8 @@ from outreach_tools.localaws.clock import VirtualClock
 from outreach_tools.localaws.patterns import passes
 
 POLL_INTERVAL_REAL_SECONDS = 0.25  # Lambda polls each shard about four times per second
+THROTTLE_BACKOFF_FIRST = 1.0
+THROTTLE_BACKOFF_MAX = 60.0
 
 
 def _jsonable(value: Any) -> Any:
@@ -56,6 +66,8 @@ class Outcome:
 
     ok: bool
     failed_from: int | None = None  # index of the first record to retry after a partial success
+    failed_items: tuple[int, ...] | None = None  # indices of the only records to retry (pipe targets)
+    throttled: bool = False  # the function did not run: retried without using up the retry quota
     error_type: str | None = None
     error_message: str | None = None
     response: dict[str, Any] | None = None
@@ -168,6 +180,7 @@ class ShardConsumer:
 
     def _process(self, batch: list[dict[str, Any]]) -> None:
         queue: list[_Part] = [_Part(batch)]
+        throttles_in_a_row = 0
         while queue and not self.stop.is_set():
             part = queue.pop(0)
             if self._too_old(part.records):
@@ -178,7 +191,29 @@ class ShardConsumer:
                 outcome = self.deliver(part.records)
             finally:
                 self.stats.leave()
+            if outcome.throttled:
+                throttles_in_a_row += 1
+                self.stats.add(invocations=-1, throttles=1)
+                backoff = THROTTLE_BACKOFF_FIRST * 2 ** (throttles_in_a_row - 1)
+                self.clock.sleep(min(backoff, THROTTLE_BACKOFF_MAX), stop=self.stop)
+                queue.insert(0, part)
+                continue
+            throttles_in_a_row = 0
             part.invocations += 1
+            if outcome.ok and outcome.failed_items is not None:
+                # Only the failed items go again; the checkpoint stays before the first of them.
+                failed = set(outcome.failed_items)
+                done = [r for i, r in enumerate(part.records) if i not in failed]
+                self._done(part.records[: min(failed)])
+                self.stats.add(records_done=len(done), reported_failures=len(failed))
+                remaining = _Part([part.records[i] for i in sorted(failed)], part.retries, part.invocations)
+                remaining.retries += 1
+                if 0 <= self.settings.maximum_retry_attempts < remaining.retries:
+                    self._give_up(remaining, "RetryAttemptsExhausted", outcome)
+                    continue
+                self.stats.add(retries=1)
+                queue.insert(0, remaining)
+                continue
             if outcome.ok and outcome.failed_from is None:
                 self._done(part.records)
                 self.stats.add(records_done=len(part.records))
