@@ -291,7 +291,10 @@ def check_root(ctx: Preflight) -> Result:
 
 def _unreachable_fix(ctx: Preflight) -> str:
     if ctx.local:
-        return f"start the embedded AWS on {ctx.endpoint_url} (make local) or pass --endpoint-url"
+        return (
+            f"run this while an embedded AWS serves {ctx.endpoint_url} (make local serves LOCAL_AWS_PORT "
+            "while it runs), or pass --endpoint-url"
+        )
     return "set AWS_PROFILE (after aws sso login) or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
 
 
