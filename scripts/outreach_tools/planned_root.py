@@ -138,7 +138,7 @@ def _scratch_environment(endpoint: str, data_dir: Path) -> dict[str, str]:
     return {"AWS_ENDPOINT_URL": endpoint, "TF_DATA_DIR": str(data_dir), "TF_IN_AUTOMATION": "1"}
 
 
-def _first_error(text: str) -> str:
+def first_error(text: str) -> str:
     """Terraform's first ``Error:`` title and its explanation (the paragraph past the source
     context), on one line."""
     _, found, rest = text.partition("Error: ")
@@ -184,5 +184,5 @@ def read_root_plan(env: str) -> RootPlan:
                 )
                 shown = terraform_cli.run(copy, "show", PLAN_FILE, env=environment, json=IsFlagged)
             except terraform_cli.TerraformError as exc:
-                raise RootPlanError(_first_error(str(exc))) from exc
+                raise RootPlanError(first_error(str(exc))) from exc
     return from_plan_json(env, json.loads(shown.stdout))
