@@ -37,6 +37,7 @@ from typing import Any
 import boto3
 import hcl2
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
+from lark.exceptions import LarkError
 
 from outreach_tools import terraform_cli
 from outreach_tools.localaws.server import DEFAULT_PORT
@@ -247,7 +248,7 @@ def check_backend(ctx: Preflight) -> Result:
         )
     try:
         settings = _hcl(backend)
-    except Exception as exc:  # the parser raises its own errors for bad HCL
+    except LarkError as exc:  # python-hcl2's parser (lark) refuses text that is not HCL
         return Result(name, Status.FAIL, f"{shown} is not valid HCL: {exc}", "fix its syntax")
     unset = [key for key in ("bucket", "key", "region") if not str(settings.get(key) or "").strip()]
     placeholders = [key for key, value in settings.items() if isinstance(value, str) and "<" in value]

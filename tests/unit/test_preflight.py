@@ -231,6 +231,13 @@ def test_backend_is_skipped_for_a_root_with_local_state() -> None:
     assert result.status is Status.SKIP
 
 
+def test_backend_fails_when_backend_hcl_is_not_hcl(tmp_path: Path) -> None:
+    result = preflight.check_backend(backend_root(tmp_path, "bucket = \n"))
+
+    assert result.status is Status.FAIL
+    assert "is not valid HCL" in result.detail
+
+
 # --- terraform ---
 
 
