@@ -355,7 +355,8 @@ def check_concurrency(ctx: Preflight) -> Result:
     lam = ctx.client("lambda")
     try:
         limit = lam.get_account_settings()["AccountLimit"]
-        held = sum(_held(lam, fn) for fn, r in ctx.plan.reservations.items() if r is not None)
+        # A function that gives its reservation up (or changes it) frees what it holds now.
+        held = sum(_held(lam, fn) for fn in ctx.plan.reservations)
     except (ClientError, BotoCoreError) as exc:
         return Result(
             name,
@@ -368,7 +369,7 @@ def check_concurrency(ctx: Preflight) -> Result:
     left = unreserved + held - planned
     figures = (
         f"limit {total}, unreserved {unreserved}; {ctx.env} reserves {planned}"
-        f"{f' ({held} of it held already)' if held else ''}, leaving {left}"
+        f"{f' (its functions hold {held} now)' if held else ''}, leaving {left}"
     )
     if left < MINIMUM_UNRESERVED:
         needed = total + MINIMUM_UNRESERVED - left

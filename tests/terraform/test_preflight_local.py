@@ -96,7 +96,7 @@ def test_preflight_local_passes_on_the_embedded_aws_with_the_stack_up(
     }
     concurrency = next(c for c in report["checks"] if c["check"] == "concurrency")
     assert concurrency["detail"].startswith(
-        "limit 1000, unreserved 860; local reserves 140 (140 of it held already), leaving 860"
+        "limit 1000, unreserved 860; local reserves 140 (its functions hold 140 now), leaving 860"
     )
 
 

@@ -115,7 +115,7 @@ def test_concurrency_counts_the_reservations_the_roots_functions_already_hold(ac
     result = preflight.check_concurrency(checked(root_plan(scraper_reserved=140)))
 
     assert result.status is Status.PASS, result
-    assert "(140 of it held already), leaving 100" in result.detail
+    assert "(its functions hold 140 now), leaving 100" in result.detail
 
 
 def test_concurrency_counts_only_the_growth_of_a_reservation_already_held(account: None) -> None:
@@ -126,6 +126,16 @@ def test_concurrency_counts_only_the_growth_of_a_reservation_already_held(accoun
 
     assert result.status is Status.FAIL
     assert "leaving 99" in result.detail
+
+
+def test_concurrency_counts_a_reservation_the_root_gives_up_as_freed(account: None) -> None:
+    set_concurrency_limit(REGION, 240)
+    existing_function("outreach-dev-dispatcher", 100)  # the plan leaves the dispatcher unreserved
+
+    result = preflight.check_concurrency(checked(root_plan(scraper_reserved=140)))
+
+    assert result.status is Status.PASS, result
+    assert "unreserved 140; dev reserves 140 (its functions hold 100 now), leaving 100" in result.detail
 
 
 # --- credentials ---
