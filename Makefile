@@ -62,6 +62,11 @@ tf-test: $(VPY) ## terraform test (mocked provider, plan) in every module and ro
 terraform-check: $(VPY) ## fmt -check, validate and terraform test everything (part of make test)
 	$(TF_CLI) check
 
+.PHONY: preflight
+preflight: $(VPY) ## Read-only checks of the account ENV=dev|prod|local will deploy to (before make plan)
+	PYTHONPATH=scripts $(VPY) -m outreach_tools.preflight --env $(ENV) \
+		$(if $(filter local,$(ENV)),--endpoint-url http://127.0.0.1:$(LOCAL_AWS_PORT))
+
 .PHONY: plan
 plan: package ## Plan ENV=dev|prod into terraform/environments/$(ENV)/tfplan
 	$(TF_CLI) plan --env $(ENV)

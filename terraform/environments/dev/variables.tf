@@ -3,6 +3,12 @@ variable "region" {
   type        = string
 }
 
+variable "allowed_account_ids" {
+  description = "AWS account ids this root may deploy to; plan and apply refuse any other (null: any account)."
+  type        = list(string)
+  default     = null
+}
+
 variable "package_dir" {
   description = "Directory holding the zips from `make package`; null means the repository's dist/."
   type        = string

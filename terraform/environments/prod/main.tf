@@ -1,5 +1,7 @@
 provider "aws" {
   region = var.region
+  # The provider refuses credentials of any other account (null: not pinned; make preflight checks it too).
+  allowed_account_ids = var.allowed_account_ids
 
   default_tags {
     tags = {
