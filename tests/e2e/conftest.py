@@ -24,7 +24,7 @@ from outreach.task_ids import normalise_url, scrape_task_id
 from outreach_tools.localaws import faults as fault_injection
 from outreach_tools.localaws.applied_config import SqsMappingConfig
 from outreach_tools.localaws.pipeline import TERMINAL, FollowTimeout, LocalPipeline, local_pipeline
-from outreach_tools.localaws.schedules import rate_seconds
+from outreach_tools.localaws.schedule_expressions import rate_seconds
 from outreach_tools.localaws.webfarm import Site
 from outreach_tools.packaging import build_packages
 
