@@ -248,6 +248,7 @@ class ScheduleRunner:
         schedule = self._scheduler.get_schedule(
             Name=summary["Name"], GroupName=summary.get("GroupName", "default")
         )
+        self.journal.record("schedule.read", source=arn, state=schedule.get("State"))
         start = schedule.get("StartDate")
         timezone = schedule.get("ScheduleExpressionTimezone")
         timing = (schedule["ScheduleExpression"], timezone, start)
