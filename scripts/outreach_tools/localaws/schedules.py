@@ -44,7 +44,12 @@ _SCHEDULES_PAGE = 100
 
 @dataclass
 class _Timing:
-    """When a rule or schedule fires next: its scheduled time (``due``; None once it never will)."""
+    """What the runner knows of one rule or schedule between ticks.
+
+    ``version``: what the listing shows of it (a change means reading it again); ``timing``: the
+    fields that place its occurrences (expression, time zone, StartDate); ``source``: it as read;
+    ``due``: its next scheduled time, None once it never fires again.
+    """
 
     version: tuple[Any, ...]
     timing: tuple[Any, ...]
@@ -248,12 +253,16 @@ class ScheduleRunner:
         schedule = self._scheduler.get_schedule(
             Name=summary["Name"], GroupName=summary.get("GroupName", "default")
         )
-        self.journal.record("schedule.read", source=arn, state=schedule.get("State"))
+        self.journal.record("schedule.read", source=arn, state=schedule.get("State"), at=now)
         start = schedule.get("StartDate")
         timezone = schedule.get("ScheduleExpressionTimezone")
         timing = (schedule["ScheduleExpression"], timezone, start)
         if known is not None and known.timing == timing:
             due = known.due  # the same expression keeps its place: a new target or state is not a new start
+            if known.source.get("State") != "ENABLED" and schedule.get("State") == "ENABLED":
+                # Enabled again: what passed while it was disabled is not made up (unconfirmed).
+                while due is not None and due <= now:
+                    due = _following_due(timing[0], timezone, due)
         else:
             due = _first_due(timing[0], timezone, start.timestamp() if start is not None else None, now)
         known = self._schedules[arn] = _Timing(version, timing, schedule, due)
@@ -310,6 +319,13 @@ class ScheduleRunner:
         if reason is None:
             self.invoker.submit(delivery.target["Arn"], event)
             stats.add(invocations=1)
+            self.journal.record(
+                "schedule.delivered",
+                source=delivery.source_arn,
+                target=delivery.target["Arn"],
+                scheduled_time=delivery.scheduled_time or delivery.first_attempt,
+                at=now,
+            )
             return
         stats.add(delivery_failures=1)
         if delivery.schedule is None:

@@ -248,6 +248,37 @@ def test_a_disabled_or_deleted_schedule_stops_firing_on_the_next_tick(
     assert names.count("disabled") == 1 and names.count("deleted") == 1
 
 
+def test_a_reenabled_schedule_does_not_make_up_the_occurrences_missed_while_disabled(
+    lab: Lab, clock: VirtualClock, running: ScheduleRunner
+) -> None:
+    # GIVEN a rate(5 minutes) schedule that fired at once and was then disabled for at least 15 minutes
+    fn = _timed_function(lab, "paused")
+    sch = client("scheduler", lab.endpoint)
+    arn = sch.create_schedule(
+        Name="paused",
+        ScheduleExpression="rate(5 minutes)",
+        FlexibleTimeWindow={"Mode": "OFF"},
+        Target=_target(lab, fn, {"name": "paused"}),
+    )["ScheduleArn"]
+    wait_for(lambda: len(lab.invocations()) == 1)
+    settings = sch.get_schedule(Name="paused")
+    same = {k: settings[k] for k in ("ScheduleExpression", "FlexibleTimeWindow", "Target")}
+    sch.update_schedule(Name="paused", State="DISABLED", **same)
+
+    def read_as(state: str) -> list[float]:
+        return [e["at"] for e in running.journal.entries("schedule.read") if e["state"] == state]
+
+    wait_for(lambda: bool(read_as("DISABLED")))
+    disabled_at = read_as("DISABLED")[0]
+    clock.advance(900)
+    # WHEN it is enabled again and fires
+    sch.update_schedule(Name="paused", State="ENABLED", **same)
+    wait_for(lambda: len(lab.invocations()) == 2, timeout=60)
+    # THEN that firing is an occurrence after the pause, not one of the three it missed
+    delivered = [e for e in running.journal.entries("schedule.delivered") if e["source"] == arn]
+    assert delivered[1]["scheduled_time"] > disabled_at + 900
+
+
 def test_a_tick_over_a_thousand_unchanged_schedules_only_lists_them(
     lab: Lab, runtime: FunctionRuntime, clock: VirtualClock
 ) -> None:
