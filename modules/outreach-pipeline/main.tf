@@ -5,7 +5,7 @@
 #                                                                  `--> DLQ (alarm)
 #
 # Later stages attach here the same way: an email-scheduling module (email worker and its
-# EventBridge Scheduler schedules) and a reconcilers module (EventBridge rules every 5 and 30
+# EventBridge Scheduler schedules) and a reconcilers module (Scheduler rate() schedules, 5 and 30
 # minutes). Both invoke Lambda asynchronously, so their functions pass `async_invocation` to
 # modules/lambda-function for finite retries and an on-failure destination.
 

@@ -88,9 +88,9 @@ output "scrape_reconciler_function_name" {
   value       = module.scrape_reconciler.function_name
 }
 
-output "scrape_reconciler_rule_arn" {
-  description = "ARN of the rule that runs the scrape reconciler."
-  value       = module.scrape_reconciler.rule_arn
+output "scrape_reconciler_schedule_arn" {
+  description = "ARN of the EventBridge Scheduler schedule that runs the scrape reconciler."
+  value       = module.scrape_reconciler.schedule_arn
 }
 
 output "scrape_reconciler_dlq_url" {

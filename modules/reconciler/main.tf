@@ -1,42 +1,33 @@
-# A scheduled reconciler: one function invoked by an EventBridge rule on a fixed schedule, with both
-# kinds of asynchronous failure caught and alarmed (reused by the scrape and email reconcilers):
+# A scheduled reconciler: one function invoked by an EventBridge Scheduler schedule at a fixed rate,
+# with both kinds of asynchronous failure caught and alarmed (reused by the scrape and email
+# reconcilers):
 #
-#   rule (rate) --deliver--> function --error--> Lambda async retries --> DLQ (alarm)
-#          `--delivery failed after the target's retries--> DLQ (alarm)
+#   schedule (rate) --deliver--> function --error--> Lambda async retries --> DLQ (alarm)
+#            `--delivery failed after the schedule's retries--> DLQ (alarm)
 #
-# The rule's retry policy and DLQ cover only a failed hand-over to Lambda (function missing,
+# A Scheduler rate() schedule without a StartDate starts invoking at once, so the reconciler runs
+# right after apply and then every period. An EventBridge rule's rate() "starts when you create the
+# rule"; that its first run comes at once is not documented.
+# https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html (rate-based schedules)
+# https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rate-expressions.html
+#
+# The schedule's retry policy and DLQ cover only a failed hand-over to Lambda (function missing,
 # permission missing, throttled); once Lambda accepted the event, a function error is retried by
 # Lambda's asynchronous invocation and then sent to the on-failure destination.
-# https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html
+# https://docs.aws.amazon.com/scheduler/latest/UserGuide/configuring-schedule-dlq.html
 # https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-retain-records.html
 
+data "aws_caller_identity" "current" {}
+
 locals {
-  dlq_name  = "${var.name}-dlq"
-  rule_name = var.name
+  dlq_name      = "${var.name}-dlq"
+  schedule_name = var.name
 }
 
 resource "aws_sqs_queue" "dlq" {
   name                      = local.dlq_name
   message_retention_seconds = var.dlq_message_retention_seconds
   sqs_managed_sse_enabled   = true
-}
-
-# EventBridge sends undeliverable events to the DLQ with its service principal, so the queue must
-# allow it, for this rule only. Lambda sends exhausted events with the function's role, which the
-# lambda-function module grants through async_invocation.
-resource "aws_sqs_queue_policy" "dlq" {
-  queue_url = aws_sqs_queue.dlq.id
-  policy = jsonencode({
-    Version = "2012-10-17"
-    Statement = [{
-      Sid       = "RuleDeadLetters"
-      Effect    = "Allow"
-      Principal = { Service = "events.amazonaws.com" }
-      Action    = "sqs:SendMessage"
-      Resource  = aws_sqs_queue.dlq.arn
-      Condition = { ArnEquals = { "aws:SourceArn" = aws_cloudwatch_event_rule.schedule.arn } }
-    }]
-  })
 }
 
 module "function" {
@@ -61,33 +52,72 @@ module "function" {
   }
 }
 
-resource "aws_cloudwatch_event_rule" "schedule" {
-  name                = local.rule_name
+# The schedule's execution role: it may invoke this function and send undeliverable events to the
+# DLQ, nothing else (Scheduler sends dead letters with the execution role: configuring-schedule-dlq.html;
+# the role and its trust policy: https://docs.aws.amazon.com/scheduler/latest/UserGuide/setting-up.html).
+resource "aws_iam_role" "schedule" {
+  name        = "${substr(var.name, 0, 55)}-schedule" # IAM role names: 64 characters at most
+  description = "Execution role of the ${local.schedule_name} schedule."
+  assume_role_policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = [{
+      Effect    = "Allow"
+      Principal = { Service = "scheduler.amazonaws.com" }
+      Action    = "sts:AssumeRole"
+      Condition = { StringEquals = { "aws:SourceAccount" = data.aws_caller_identity.current.account_id } }
+    }]
+  })
+}
+
+resource "aws_iam_role_policy" "schedule" {
+  name = "least-privilege"
+  role = aws_iam_role.schedule.id
+  policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = [
+      {
+        Sid      = "InvokeReconciler"
+        Effect   = "Allow"
+        Action   = "lambda:InvokeFunction"
+        Resource = module.function.function_arn
+      },
+      {
+        Sid      = "SendUndeliveredToDlq"
+        Effect   = "Allow"
+        Action   = "sqs:SendMessage"
+        Resource = aws_sqs_queue.dlq.arn
+      },
+    ]
+  })
+}
+
+resource "aws_scheduler_schedule" "reconcile" {
+  #checkov:skip=CKV_AWS_297:The schedule has no Input, only its target and settings; Scheduler encrypts them at rest with an AWS owned key (https://docs.aws.amazon.com/scheduler/latest/UserGuide/encryption-rest.html), and a customer managed key would protect nothing secret
+  name                = local.schedule_name
   description         = "Runs ${var.name} ${var.schedule_expression}."
   schedule_expression = var.schedule_expression
   state               = "ENABLED"
-}
 
-resource "aws_cloudwatch_event_target" "function" {
-  rule = aws_cloudwatch_event_rule.schedule.name
-  arn  = module.function.function_arn
-
-  retry_policy {
-    maximum_retry_attempts       = var.retry.delivery_retry_attempts
-    maximum_event_age_in_seconds = var.retry.maximum_event_age_in_seconds
+  flexible_time_window {
+    mode = "OFF"
   }
 
-  dead_letter_config {
-    arn = aws_sqs_queue.dlq.arn
-  }
-}
+  target {
+    arn      = module.function.function_arn
+    role_arn = aws_iam_role.schedule.arn
 
-resource "aws_lambda_permission" "rule" {
-  statement_id  = "AllowScheduleRule"
-  action        = "lambda:InvokeFunction"
-  function_name = module.function.function_name
-  principal     = "events.amazonaws.com"
-  source_arn    = aws_cloudwatch_event_rule.schedule.arn
+    retry_policy {
+      maximum_retry_attempts       = var.retry.delivery_retry_attempts
+      maximum_event_age_in_seconds = var.retry.maximum_event_age_in_seconds
+    }
+
+    dead_letter_config {
+      arn = aws_sqs_queue.dlq.arn
+    }
+  }
+
+  # The role's policy must exist before the first invocation, which comes at once.
+  depends_on = [aws_iam_role_policy.schedule]
 }
 
 resource "aws_cloudwatch_metric_alarm" "dlq_not_empty" {

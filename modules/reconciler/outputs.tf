@@ -8,9 +8,14 @@ output "function_arn" {
   value       = module.function.function_arn
 }
 
-output "rule_arn" {
-  description = "ARN of the schedule rule."
-  value       = aws_cloudwatch_event_rule.schedule.arn
+output "schedule_arn" {
+  description = "ARN of the EventBridge Scheduler schedule that runs the function."
+  value       = aws_scheduler_schedule.reconcile.arn
+}
+
+output "schedule_name" {
+  description = "Name of the schedule (in the default schedule group)."
+  value       = aws_scheduler_schedule.reconcile.name
 }
 
 output "dlq_url" {

@@ -1,5 +1,5 @@
 variable "name" {
-  description = "Function name (for example outreach-prod-scrape-reconciler); also names its rule, DLQ and alarms."
+  description = "Function name (for example outreach-prod-scrape-reconciler); also names its schedule, DLQ and alarms."
   type        = string
 
   validation {
@@ -66,7 +66,7 @@ variable "policy_statements" {
 
 variable "retry" {
   description = <<-EOT
-    Retries of a failed run. delivery_retry_attempts: the rule's retries of a failed hand-over to
+    Retries of a failed run. delivery_retry_attempts: the schedule's retries of a failed hand-over to
     Lambda (0-185); function_retry_attempts: Lambda's retries of a run that raised (0-2);
     maximum_event_age_in_seconds: both give up on an event older than this (60-21600). A later
     scheduled run repeats the work anyway, so old events are not worth keeping.
@@ -86,7 +86,7 @@ variable "retry" {
 
   validation {
     condition     = var.retry.maximum_event_age_in_seconds >= 60 && var.retry.maximum_event_age_in_seconds <= 21600
-    error_message = "retry.maximum_event_age_in_seconds must be between 60 and 21600 (the lower of the rule's and Lambda's limits)."
+    error_message = "retry.maximum_event_age_in_seconds must be between 60 and 21600 (the lower of the schedule's and Lambda's limits)."
   }
 }
 

@@ -24,7 +24,7 @@ from outreach.task_ids import normalise_url, scrape_task_id
 from outreach_tools.localaws import faults as fault_injection
 from outreach_tools.localaws.applied_config import SqsMappingConfig
 from outreach_tools.localaws.pipeline import TERMINAL, FollowTimeout, LocalPipeline, local_pipeline
-from outreach_tools.localaws.schedules import rate_seconds
+from outreach_tools.localaws.schedule_expressions import rate_seconds
 from outreach_tools.localaws.webfarm import Site
 from outreach_tools.packaging import build_packages
 
@@ -122,10 +122,10 @@ class E2E:
         lam = self.stack.client("lambda")
         function = lam.get_function_configuration(FunctionName=self.reconciler)
         env = function["Environment"]["Variables"]
-        rule_arn = str(self.stack.pipeline["scrape_reconciler_rule_arn"])
-        rule = self.stack.client("events").describe_rule(Name=rule_arn.rsplit("/", 1)[1])
-        period = rate_seconds(rule["ScheduleExpression"])
-        assert period is not None, rule
+        schedule_arn = str(self.stack.pipeline["scrape_reconciler_schedule_arn"])
+        schedule = self.stack.client("scheduler").get_schedule(Name=schedule_arn.rsplit("/", 1)[1])
+        period = rate_seconds(schedule["ScheduleExpression"])
+        assert period is not None, schedule
         return ReconcilerBound(
             pending_after=int(env["RECONCILE_PENDING_AFTER_SECONDS"]),
             running_after=int(env["RECONCILE_RUNNING_AFTER_SECONDS"]),

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from outreach_tools.localaws.faults import Faults
 from tests.e2e.conftest import E2E, epoch, virtual_elapsed
@@ -90,3 +91,35 @@ def test_a_site_down_for_30_minutes_is_scraped_on_a_later_attempt_not_given_up(e
         wall_seconds=round(time.monotonic() - started_wall, 1),
         virtual_seconds=virtual_elapsed(e2e, started_virtual),
     )
+
+
+def test_the_reconcilers_schedule_fires_at_once_after_apply_then_every_period(e2e: E2E) -> None:
+    # GIVEN the applied reconciler schedule: Scheduler rate(5 minutes) without StartDate
+    arn = str(e2e.stack.pipeline["scrape_reconciler_schedule_arn"])
+    period = e2e.reconciler_bound().period
+    journal = e2e.stack.journal
+
+    def deliveries() -> list[dict[str, Any]]:
+        return [e for e in journal.entries("schedule.delivered") if e["source"] == arn]
+
+    def runs() -> int:
+        return e2e.reconciler_actions()["runs"]
+
+    # WHEN the reconciler has run once, and then the virtual clock is moved on by two periods
+    e2e.wait_until(lambda: bool(deliveries()) and runs() >= 1, timeout=60, what="the first reconciler run")
+    for count in (2, 3):
+        e2e.stack.clock.advance(period)
+        e2e.wait_until(
+            lambda: len(deliveries()) >= count and runs() >= count,  # noqa: B023 - evaluated in the loop
+            timeout=60,
+            what=f"reconciler run {count}",
+        )
+    # THEN the first run was handed to Lambda in the tick that first read the applied schedule (at
+    # once: schedule-types.html, rate-based schedules), and the next ones one period apart each
+    first_read = next(e for e in journal.entries("schedule.read") if e["source"] == arn)
+    first, *later = deliveries()
+    assert first["scheduled_time"] == first_read["at"]
+    assert first["at"] == first_read["at"]
+    assert [d["scheduled_time"] - first["scheduled_time"] for d in later[:2]] == [period, 2 * period]
+    assert all(d["at"] >= d["scheduled_time"] for d in later)
+    e2e.record("reconciler schedule", period_seconds=period, runs=runs(), deliveries=len(deliveries()))

@@ -2,9 +2,10 @@
 
 A copy of the repository's ``modules/`` and the ``local`` environment root is scanned once as it is
 and once per mutation, each mutation removing one setting from every event source mapping (bisect,
-retry limit, on-failure destination, ReportBatchItemFailures) or pipe (bisect, retry limit, DLQ), or
-giving the stream mapping a filter on a key DynamoDB mappings do not filter on (``eventName``).
-All variants sit side by side in one temporary tree, so one checkov run covers them.
+retry limit, on-failure destination, ReportBatchItemFailures), pipe (bisect, retry limit, DLQ) or
+Scheduler schedule (retry policy, DLQ), or giving the stream mapping a filter on a key DynamoDB
+mappings do not filter on (``eventName``). All variants sit side by side in one temporary tree, so one
+checkov run covers them.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from tests.policies.checkov_report import REPO_ROOT, CheckovReport, run_checkov
 ROOT = Path("terraform") / "environments" / "local"
 MAPPING = "aws_lambda_event_source_mapping"
 PIPE = "aws_pipes_pipe"
-RULE_TARGET = "aws_cloudwatch_event_target"
+SCHEDULE = "aws_scheduler_schedule"
 FAILURE_HANDLING_CHECKS = ("CKV_OUT_001", "CKV_OUT_002", "CKV_OUT_005", "CKV_OUT_006", "CKV_OUT_008")
 
 Remover = Callable[[list[str]], list[str]]
@@ -122,8 +123,8 @@ MUTATIONS = {
     "pipe_without_bisect": Mutation(PIPE, without_attribute("on_partial_batch_item_failure")),
     "pipe_without_retry_limit": Mutation(PIPE, without_attribute("maximum_retry_attempts")),
     "pipe_without_dead_letter_queue": Mutation(PIPE, without_block("dead_letter_config")),
-    "reconciler_rule_without_dead_letter_queue": Mutation(RULE_TARGET, without_block("dead_letter_config")),
-    "reconciler_rule_without_retry_policy": Mutation(RULE_TARGET, without_block("retry_policy")),
+    "reconciler_schedule_without_dead_letter_queue": Mutation(SCHEDULE, without_block("dead_letter_config")),
+    "reconciler_schedule_without_retry_policy": Mutation(SCHEDULE, without_block("retry_policy")),
 }
 
 

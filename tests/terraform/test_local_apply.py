@@ -305,7 +305,7 @@ def _failure_places(applied: Applied, outputs: dict[str, Any]) -> tuple[set[str]
 
     Found from the applied configuration itself, not from a list kept in the test: queues named as a
     redrive target, mapping on-failure destinations, event invoke config destinations, rule target
-    DLQs and pipe DLQs.
+    and schedule DLQs and pipe DLQs.
     """
     prefix = outputs["pipeline"]["tasks_table_name"].removesuffix("tasks")
     others = [
@@ -320,6 +320,7 @@ def _failure_places(applied: Applied, outputs: dict[str, Any]) -> tuple[set[str]
 
     sqs, lam = applied.client("sqs"), applied.client("lambda")
     events, pipes = applied.client("events"), applied.client("pipes")
+    scheduler = applied.client("scheduler")
     places: set[str] = set()
     for url in sqs.list_queues(QueueNamePrefix=prefix).get("QueueUrls", []):
         if not own(url.rsplit("/", 1)[1]):
@@ -346,6 +347,9 @@ def _failure_places(applied: Applied, outputs: dict[str, Any]) -> tuple[set[str]
             continue
         for target in events.list_targets_by_rule(Rule=rule["Name"])["Targets"]:
             places.add(target["DeadLetterConfig"]["Arn"])
+    for summary in scheduler.list_schedules(NamePrefix=prefix)["Schedules"]:
+        if own(summary["Name"]):
+            places.add(scheduler.get_schedule(Name=summary["Name"])["Target"]["DeadLetterConfig"]["Arn"])
     for summary in pipes.list_pipes(NamePrefix=prefix)["Pipes"]:
         if not own(summary["Name"]):
             continue
@@ -387,16 +391,18 @@ def test_every_failure_place_of_the_environment_alarms_the_alarm_topic(applied: 
 
 def test_the_scrape_reconciler_runs_every_5_minutes_with_derived_thresholds(applied: Applied) -> None:
     pipeline = _pipeline(applied)
-    lam, events = applied.client("lambda"), applied.client("events")
+    lam, scheduler, iam = applied.client("lambda"), applied.client("scheduler"), applied.client("iam")
     name = pipeline["scrape_reconciler_function_name"]
     function = lam.get_function_configuration(FunctionName=name)
-    rule = events.describe_rule(Name=pipeline["scrape_reconciler_rule_arn"].rsplit("/", 1)[1])
-    [target] = events.list_targets_by_rule(Rule=rule["Name"])["Targets"]
+    schedule = scheduler.get_schedule(Name=pipeline["scrape_reconciler_schedule_arn"].rsplit("/", 1)[1])
+    target = schedule["Target"]
     invoke = lam.get_function_event_invoke_config(FunctionName=name)
 
     assert function["Handler"] == "outreach.reconcilers.scrape.lambda_handler"
     assert function["Timeout"] == 240
-    assert rule["ScheduleExpression"] == "rate(5 minutes)" and rule["State"] == "ENABLED"
+    # rate() without a StartDate: the first run comes at once after apply (schedule-types.html)
+    assert schedule["ScheduleExpression"] == "rate(5 minutes)" and schedule["State"] == "ENABLED"
+    assert schedule.get("StartDate") is None and schedule["FlexibleTimeWindow"] == {"Mode": "OFF"}
     assert target["Arn"] == function["FunctionArn"]
     assert target["RetryPolicy"] == {"MaximumRetryAttempts": 2, "MaximumEventAgeInSeconds": 600}
     assert invoke["MaximumRetryAttempts"] == 2
@@ -405,5 +411,12 @@ def test_the_scrape_reconciler_runs_every_5_minutes_with_derived_thresholds(appl
     assert environment["RECONCILE_PENDING_AFTER_SECONDS"] == str(3600 + 60)
     assert environment["RECONCILE_RUNNING_AFTER_SECONDS"] == str(5400 + 420 + 60)
     assert environment["MAX_TASK_ATTEMPTS"] == "6"
-    policy = json.loads(lam.get_policy(FunctionName=name)["Policy"])
-    assert [s["Principal"] for s in policy["Statement"]] == [{"Service": "events.amazonaws.com"}]
+    # the schedule's role may invoke this function and reach the DLQ, nothing else
+    role_name = target["RoleArn"].rsplit("/", 1)[1]
+    [policy_name] = iam.list_role_policies(RoleName=role_name)["PolicyNames"]
+    document = iam.get_role_policy(RoleName=role_name, PolicyName=policy_name)["PolicyDocument"]
+    allowed = [(s["Action"], s["Resource"]) for s in document["Statement"]]
+    assert allowed == [
+        ("lambda:InvokeFunction", function["FunctionArn"]),
+        ("sqs:SendMessage", target["DeadLetterConfig"]["Arn"]),
+    ]

@@ -13,10 +13,17 @@ override_resource {
 }
 
 override_resource {
-  target          = aws_cloudwatch_event_rule.schedule
+  target          = aws_iam_role.schedule
   override_during = plan
   values = {
-    arn = "arn:aws:events:eu-central-1:111122223333:rule/outreach-test-scrape-reconciler"
+    arn = "arn:aws:iam::111122223333:role/outreach-test-scrape-reconciler-schedule"
+  }
+}
+
+override_data {
+  target = data.aws_caller_identity.current
+  values = {
+    account_id = "111122223333"
   }
 }
 
@@ -50,7 +57,7 @@ run "runs_every_5_minutes_within_a_240_second_timeout" {
   command = plan
 
   assert {
-    condition     = aws_cloudwatch_event_rule.schedule.schedule_expression == "rate(5 minutes)" && aws_cloudwatch_event_rule.schedule.state == "ENABLED"
+    condition     = aws_scheduler_schedule.reconcile.schedule_expression == "rate(5 minutes)" && aws_scheduler_schedule.reconcile.state == "ENABLED"
     error_message = "The reconciler runs every 5 minutes by default."
   }
 
@@ -60,29 +67,47 @@ run "runs_every_5_minutes_within_a_240_second_timeout" {
   }
 }
 
+run "the_first_run_comes_at_once_after_apply" {
+  command = plan
+
+  assert {
+    condition     = aws_scheduler_schedule.reconcile.start_date == null && aws_scheduler_schedule.reconcile.flexible_time_window[0].mode == "OFF"
+    error_message = "A Scheduler rate() schedule without start_date and without a flexible window invokes at once (schedule-types.html)."
+  }
+}
+
 run "a_failed_delivery_is_retried_then_dead_lettered" {
   command = plan
 
   assert {
     condition = (
-      aws_cloudwatch_event_target.function.retry_policy[0].maximum_retry_attempts == 2 &&
-      aws_cloudwatch_event_target.function.retry_policy[0].maximum_event_age_in_seconds == 600 &&
-      aws_cloudwatch_event_target.function.dead_letter_config[0].arn == "arn:aws:sqs:eu-central-1:111122223333:outreach-test-scrape-reconciler-dlq"
+      aws_scheduler_schedule.reconcile.target[0].arn == "arn:aws:lambda:eu-central-1:111122223333:function:outreach-test-scrape-reconciler" &&
+      aws_scheduler_schedule.reconcile.target[0].retry_policy[0].maximum_retry_attempts == 2 &&
+      aws_scheduler_schedule.reconcile.target[0].retry_policy[0].maximum_event_age_in_seconds == 600 &&
+      aws_scheduler_schedule.reconcile.target[0].dead_letter_config[0].arn == "arn:aws:sqs:eu-central-1:111122223333:outreach-test-scrape-reconciler-dlq"
     )
-    error_message = "The rule's target retries a failed delivery twice within 10 minutes, then uses the DLQ."
+    error_message = "The schedule retries a failed delivery twice within 10 minutes, then uses the DLQ."
   }
+}
+
+run "the_schedule_role_may_only_invoke_the_reconciler_and_reach_its_dlq" {
+  command = plan
 
   assert {
     condition = (
-      jsondecode(aws_sqs_queue_policy.dlq.policy).Statement[0].Principal == { Service = "events.amazonaws.com" } &&
-      jsondecode(aws_sqs_queue_policy.dlq.policy).Statement[0].Condition.ArnEquals["aws:SourceArn"] == "arn:aws:events:eu-central-1:111122223333:rule/outreach-test-scrape-reconciler"
+      aws_scheduler_schedule.reconcile.target[0].role_arn == "arn:aws:iam::111122223333:role/outreach-test-scrape-reconciler-schedule" &&
+      jsondecode(aws_iam_role.schedule.assume_role_policy).Statement[0].Principal == { Service = "scheduler.amazonaws.com" } &&
+      jsondecode(aws_iam_role.schedule.assume_role_policy).Statement[0].Condition.StringEquals["aws:SourceAccount"] == "111122223333"
     )
-    error_message = "Only this rule may send to the DLQ through EventBridge."
+    error_message = "Only EventBridge Scheduler of this account assumes the schedule's role."
   }
 
   assert {
-    condition     = aws_lambda_permission.rule.principal == "events.amazonaws.com" && aws_lambda_permission.rule.source_arn == "arn:aws:events:eu-central-1:111122223333:rule/outreach-test-scrape-reconciler"
-    error_message = "The rule, and only the rule, may invoke the function."
+    condition = [for s in jsondecode(aws_iam_role_policy.schedule.policy).Statement : [s.Effect, s.Action, s.Resource]] == [
+      ["Allow", "lambda:InvokeFunction", "arn:aws:lambda:eu-central-1:111122223333:function:outreach-test-scrape-reconciler"],
+      ["Allow", "sqs:SendMessage", "arn:aws:sqs:eu-central-1:111122223333:outreach-test-scrape-reconciler-dlq"],
+    ]
+    error_message = "The role invokes this function and sends dead letters to this DLQ, nothing else."
   }
 }
 
@@ -127,7 +152,7 @@ run "null_settings_take_the_module_defaults" {
   }
 
   assert {
-    condition     = aws_cloudwatch_event_rule.schedule.schedule_expression == "rate(5 minutes)" && output.settings.timeout == 240
+    condition     = aws_scheduler_schedule.reconcile.schedule_expression == "rate(5 minutes)" && output.settings.timeout == 240
     error_message = "A caller passing null gets the defaults declared here."
   }
 }

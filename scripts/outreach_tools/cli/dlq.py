@@ -5,9 +5,10 @@
 - ``replay pipe``: the dispatch pipe's dead-letter records name a stream batch (shard, sequence range,
   arrival times), not its records; the scrape tasks still Pending that were last changed in that
   window are re-dispatched from the table.
-- ``replay reconciler``: an EventBridge rule's dead-letter message is the event it could not deliver,
-  with the target in the ``TARGET_ARN`` attribute
-  (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html); the function it names is
+- ``replay reconciler``: a Scheduler schedule's (or EventBridge rule's) dead-letter message is the
+  event it could not deliver, with the target in the ``TARGET_ARN`` attribute
+  (https://docs.aws.amazon.com/scheduler/latest/UserGuide/configuring-schedule-dlq.html,
+  https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html); the function it names is
   invoked again with that event.
 
 A replay deletes a message only after what it names was done; a message whose replay failed stays.
@@ -240,7 +241,7 @@ def pipe_handler(queue_url: str) -> Handler:
 def _failed_run(message: dict[str, Any], override: str | None) -> tuple[str, bytes, str | None]:
     """The function to run again, its event and why it failed, from one reconciler dead letter.
 
-    The DLQ gets two shapes: EventBridge's dead letter (the event as the body, the target in the
+    The DLQ gets two shapes: a Scheduler or EventBridge dead letter (the event as the body, the target in the
     ``TARGET_ARN`` attribute) and Lambda's on-failure record of a run whose retries ran out (the
     function in ``requestContext.functionArn``, the event in ``requestPayload``).
     https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-retain-records.html
@@ -278,6 +279,7 @@ def reconciler_handler(function: str | None) -> Handler:
         outcome: dict[str, Any] = {
             "function": target,
             "rule": queue.attribute(message, "RULE_ARN"),
+            "schedule": queue.attribute(message, "X-Amz-Scheduler-Schedule-Arn"),
             "error": error,
         }
         if dry_run:

@@ -1,8 +1,14 @@
-"""EventBridge rules and Scheduler schedules: their rate()/at() expressions and the hand-over to Lambda.
+"""EventBridge rules and Scheduler schedules: when they fire on the virtual clock and the hand-over to Lambda.
 
-Rules with ``rate()`` and schedules with ``at()`` or ``rate()`` fire on the virtual clock and hand
-their event to Lambda's event queue (``async_invoke``). Only a failure of that hand-over is handled
-here: a rule's missing function or permission goes to the target's DeadLetterConfig queue at once
+Rules (rate() or cron() in UTC) and schedules (at(), rate() or cron() in their
+``ScheduleExpressionTimezone``, spread by a FLEXIBLE window) fire on the virtual clock
+(``schedule_expressions``) and hand their event to Lambda's event queue (``async_invoke``). Each tick
+lists rules and schedules once; a schedule is read with GetSchedule only when it is new or its
+summary (LastModificationDate, State, target) changed, so an UpdateSchedule or DeleteSchedule is
+noticed on the next tick and a thousand unchanged schedules cost only the listing.
+
+Only a failure of the hand-over is handled here: a rule's missing function or permission goes to the
+target's DeadLetterConfig queue at once
 (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html); a schedule's refused
 delivery (function missing, execution role without lambda:InvokeFunction, Input not JSON) is retried
 with its RetryPolicy, then sent to its DeadLetterConfig queue as a dead-letter event
@@ -13,48 +19,68 @@ error after the hand-over is the event queue's to retry.
 from __future__ import annotations
 
 import json
-import re
 import threading
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from outreach_tools.localaws.async_invoke import AsyncInvoker
 from outreach_tools.localaws.base import Journal, SourceStats, arn_parts, client, send_to_queue
 from outreach_tools.localaws.clock import VirtualClock
 from outreach_tools.localaws.iam_policies import arn_like, documents_allow, role_policy_documents
 from outreach_tools.localaws.runtime import FunctionNotFound
+from outreach_tools.localaws.schedule_expressions import (
+    CronExpression,
+    InvalidScheduleExpression,
+    at_timestamp,
+    flexible_offset,
+    rate_seconds,
+)
 
-_RATE = re.compile(r"^rate\((\d+)\s+(minute|minutes|hour|hours|day|days)\)$")
-_AT = re.compile(r"^at\((\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\)$")
-_UNIT_SECONDS = {"minute": 60, "hour": 3600, "day": 86400}
+# ListSchedules returns at most 100 schedules a page (API_ListSchedules.html, MaxResults).
+_SCHEDULES_PAGE = 100
 
 
-def rate_seconds(expression: str) -> int | None:
-    """The period of a ``rate(value unit)`` expression in seconds; None for any other expression.
+@dataclass
+class _Timing:
+    """What the runner knows of one rule or schedule between ticks.
 
-    https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-scheduled-rule-pattern.html
+    ``version``: what the listing shows of it (a change means reading it again); ``timing``: the
+    fields that place its occurrences (expression, time zone, StartDate); ``source``: it as read;
+    ``due``: its next scheduled time, None once it never fires again.
     """
-    match = _RATE.match(expression.strip())
-    if not match:
-        return None
-    return int(match.group(1)) * _UNIT_SECONDS[match.group(2).rstrip("s")]
+
+    version: tuple[Any, ...]
+    timing: tuple[Any, ...]
+    source: dict[str, Any]
+    due: float | None
 
 
-def at_timestamp(expression: str, timezone: str | None = None) -> float | None:
-    """The moment of an ``at(yyyy-mm-ddThh:mm:ss)`` expression in ``timezone``; None for others.
+def _first_due(expression: str, timezone: str | None, start: float | None, now: float) -> float | None:
+    """The first scheduled time of an expression seen at ``now``; a rule's rate() is handled by its caller.
 
-    https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html
+    at(): its moment. rate(): StartDate, or at once without one (schedule-types.html, rate-based).
+    cron(): the first match at or after StartDate or now.
     """
-    match = _AT.match(expression.strip())
-    if not match:
-        return None
-    moment = datetime.strptime(match.group(1), "%Y-%m-%dT%H:%M:%S").replace(
-        tzinfo=ZoneInfo(timezone or "UTC")
-    )
-    return moment.timestamp()
+    moment = at_timestamp(expression, timezone)
+    if moment is not None:
+        return moment
+    if rate_seconds(expression) is not None:
+        return start if start is not None else now
+    cron = CronExpression.parse(expression)
+    if cron is None:
+        raise InvalidScheduleExpression(f"not at(), rate() or cron(): {expression}")
+    return cron.next_after(max(now, start or now) - 1, timezone)
+
+
+def _following_due(expression: str, timezone: str | None, due: float) -> float | None:
+    """The scheduled time after ``due``: None for at(), one period later for rate(), the next cron match."""
+    period = rate_seconds(expression)
+    if period is not None:
+        return due + period
+    cron = CronExpression.parse(expression)
+    return cron.next_after(due, timezone) if cron is not None else None
 
 
 @dataclass
@@ -98,7 +124,7 @@ def render_schedule_input(
 
 
 class ScheduleRunner:
-    """Fires EventBridge rules with rate() and Scheduler schedules with at()/rate() on the virtual clock."""
+    """Fires EventBridge rules and Scheduler schedules on the virtual clock, re-reading what changed."""
 
     def __init__(
         self,
@@ -120,8 +146,8 @@ class ScheduleRunner:
         self._scheduler = client("scheduler", endpoint, region)
         self._lambda = client("lambda", endpoint, region)
         self._iam = client("iam", endpoint, region)
-        self._next_fire: dict[str, float] = {}
-        self._fired_once: set[str] = set()
+        self._rules: dict[str, _Timing] = {}
+        self._schedules: dict[str, _Timing] = {}
         self._retrying: list[_Delivery] = []
         self._tick = tick_real_seconds
         self._stop = threading.Event()
@@ -146,37 +172,50 @@ class ScheduleRunner:
     # -- one pass over the applied configuration ---------------------------------------------------
     def tick(self) -> None:
         now = self.clock.now()
-        for rule in self._paginate(self._events, "list_rules", "Rules"):
+        rules = self._paginate(self._events, "list_rules", "Rules")
+        self._forget(self._rules, {rule["Arn"] for rule in rules})
+        for rule in rules:
             try:
                 self._consider_rule(rule, now)
             except Exception as exc:  # one rule's error never stops the others; it is on record
                 self.journal.record("schedule.source_error", source=rule.get("Arn"), error=repr(exc))
-        for summary in self._paginate(self._scheduler, "list_schedules", "Schedules"):
+        summaries = self._paginate(
+            self._scheduler, "list_schedules", "Schedules", PaginationConfig={"PageSize": _SCHEDULES_PAGE}
+        )
+        self._forget(self._schedules, {summary["Arn"] for summary in summaries})
+        for summary in summaries:
             try:
-                schedule = self._scheduler.get_schedule(
-                    Name=summary["Name"], GroupName=summary.get("GroupName", "default")
-                )
-                self._consider_schedule(schedule, now)
+                self._consider_schedule(summary, now)
             except Exception as exc:  # one schedule's error never stops the others; it is on record
                 self.journal.record("schedule.source_error", source=summary.get("Arn"), error=repr(exc))
         self._retry_deliveries(now)
 
     @staticmethod
-    def _paginate(client_: Any, operation: str, key: str) -> list[dict[str, Any]]:
-        pages = client_.get_paginator(operation).paginate()
+    def _paginate(client_: Any, operation: str, key: str, **kwargs: Any) -> list[dict[str, Any]]:
+        pages = client_.get_paginator(operation).paginate(**kwargs)
         return [item for page in pages for item in page.get(key, [])]
+
+    def _forget(self, known: dict[str, _Timing], listed: set[str]) -> None:
+        """Drop what was deleted since the last tick (DeleteRule, DeleteSchedule)."""
+        for arn in set(known) - listed:
+            del known[arn]
+            self.journal.record("schedule.forgotten", source=arn)
 
     def _consider_rule(self, rule: dict[str, Any], now: float) -> None:
         expression = rule.get("ScheduleExpression")
         if not expression or rule.get("State") != "ENABLED":
             return
-        period = rate_seconds(expression)
-        if period is None:
-            self.journal.record("schedule.unsupported_expression", source=rule["Arn"], expression=expression)
-            return
-        due = self._next_fire.setdefault(rule["Arn"], now + period)
-        if now >= due:
-            self._next_fire[rule["Arn"]] = due + period
+        known = self._rules.get(rule["Arn"])
+        if known is None or known.timing != (expression,):
+            # A rule's rate() starts when the rule is created (eb-rate-expressions.html); when within
+            # the first period it first fires is not documented, so the first firing is one period on.
+            period = rate_seconds(expression)
+            if period is None and CronExpression.parse(expression) is None:
+                raise InvalidScheduleExpression(f"not rate() or cron(): {expression}")
+            due = now + period if period is not None else _following_due(expression, None, now)
+            known = self._rules[rule["Arn"]] = _Timing((expression,), (expression,), rule, due)
+        if known.due is not None and now >= known.due:
+            known.due = _following_due(expression, None, known.due)
             self._fire_rule(rule, now)
 
     def _fire_rule(self, rule: dict[str, Any], now: float) -> None:
@@ -200,38 +239,59 @@ class ScheduleRunner:
                 }
             self._deliver(_Delivery(rule["Arn"], target, event, now), now)
 
-    def _consider_schedule(self, schedule: dict[str, Any], now: float) -> None:
-        arn = schedule["Arn"]
-        if schedule.get("State", "ENABLED") != "ENABLED":
-            return
-        expression = schedule["ScheduleExpression"]
+    def _read_schedule(self, summary: dict[str, Any], now: float) -> _Timing:
+        """The schedule's timing, from GetSchedule only when its summary changed since the last tick."""
+        arn = summary["Arn"]
+        version = (
+            summary.get("LastModificationDate"),
+            summary.get("State"),
+            summary.get("Target", {}).get("Arn"),
+        )
+        known = self._schedules.get(arn)
+        if known is not None and known.version == version:
+            return known
+        schedule = self._scheduler.get_schedule(
+            Name=summary["Name"], GroupName=summary.get("GroupName", "default")
+        )
+        self.journal.record("schedule.read", source=arn, state=schedule.get("State"), at=now)
         start = schedule.get("StartDate")
+        timezone = schedule.get("ScheduleExpressionTimezone")
+        timing = (schedule["ScheduleExpression"], timezone, start)
+        if known is not None and known.timing == timing:
+            due = known.due  # the same expression keeps its place: a new target or state is not a new start
+            if known.source.get("State") != "ENABLED" and schedule.get("State") == "ENABLED":
+                # Enabled again: what passed while it was disabled is not made up (unconfirmed).
+                while due is not None and due <= now:
+                    due = _following_due(timing[0], timezone, due)
+        else:
+            due = _first_due(timing[0], timezone, start.timestamp() if start is not None else None, now)
+        known = self._schedules[arn] = _Timing(version, timing, schedule, due)
+        return known
+
+    def _consider_schedule(self, summary: dict[str, Any], now: float) -> None:
+        known = self._read_schedule(summary, now)
+        schedule = known.source
+        if schedule.get("State", "ENABLED") != "ENABLED" or known.due is None:
+            return
         end = schedule.get("EndDate")
-        if start is not None and now < start.timestamp():
+        if end is not None and known.due > end.timestamp():
             return
-        if end is not None and now > end.timestamp():
+        arn = schedule["Arn"]
+        # A FLEXIBLE window delivers within MaximumWindowInMinutes after the scheduled time
+        # (managing-schedule-flexible-time-windows.html); the offset is fixed per occurrence.
+        if now < known.due + flexible_offset(schedule.get("FlexibleTimeWindow"), arn, known.due):
             return
-        one_time = at_timestamp(expression, schedule.get("ScheduleExpressionTimezone"))
-        if one_time is not None:
-            if arn in self._fired_once or now < one_time:
-                return
-            self._fired_once.add(arn)
-            self._deliver(self._schedule_delivery(schedule, one_time, now), now)
-            if schedule.get("ActionAfterCompletion") == "DELETE":
-                self._scheduler.delete_schedule(
-                    Name=schedule["Name"], GroupName=schedule.get("GroupName", "default")
-                )
-                self.journal.record("schedule.deleted_after_completion", source=arn)
-            return
-        period = rate_seconds(expression)
-        if period is None:
-            self.journal.record("schedule.unsupported_expression", source=arn, expression=expression)
-            return
-        # A rate() schedule starts at its StartDate, or at once when it has none (schedule-types.html).
-        due = self._next_fire.setdefault(arn, start.timestamp() if start is not None else now)
-        if now >= due:
-            self._next_fire[arn] = due + period
-            self._deliver(self._schedule_delivery(schedule, due, now), now)
+        scheduled = known.due
+        expression, timezone, _ = known.timing
+        known.due = _following_due(expression, timezone, scheduled)
+        self._deliver(self._schedule_delivery(schedule, scheduled, now), now)
+        last = known.due is None or (end is not None and known.due > end.timestamp())
+        if last and schedule.get("ActionAfterCompletion") == "DELETE":
+            # Deleted after its last planned invocation (managing-schedule-delete.html).
+            self._scheduler.delete_schedule(
+                Name=schedule["Name"], GroupName=schedule.get("GroupName", "default")
+            )
+            self.journal.record("schedule.deleted_after_completion", source=arn)
 
     @staticmethod
     def _schedule_delivery(schedule: dict[str, Any], scheduled_time: float, now: float) -> _Delivery:
@@ -259,6 +319,13 @@ class ScheduleRunner:
         if reason is None:
             self.invoker.submit(delivery.target["Arn"], event)
             stats.add(invocations=1)
+            self.journal.record(
+                "schedule.delivered",
+                source=delivery.source_arn,
+                target=delivery.target["Arn"],
+                scheduled_time=delivery.scheduled_time or delivery.first_attempt,
+                at=now,
+            )
             return
         stats.add(delivery_failures=1)
         if delivery.schedule is None:
