@@ -51,7 +51,7 @@ def _drain(e2e: E2E, visibility: int) -> None:
         visible, in_flight = _queue_depth(e2e, e2e.scrape_queue_url)
         if visible == 0 and in_flight == 0:
             return True
-        idle = visible == 0 and e2e.stack.runtime.stats[e2e.scraper].in_flight == 0
+        idle = visible == 0 and e2e.stack.runtime.stats_of(e2e.scraper).in_flight == 0
         if idle and time.monotonic() - last_jump[0] > 2.0:
             e2e.stack.clock.advance(visibility)
             last_jump[0] = time.monotonic()
@@ -112,7 +112,7 @@ def test_reserved_concurrency_zero_halfway_through_a_job_stops_the_scraper_and_r
     # throttled: none runs, none is deleted, none is dead-lettered
     def paused() -> bool:
         visible, in_flight = _queue_depth(e2e, e2e.scrape_queue_url)
-        idle = runtime.stats[e2e.scraper].in_flight == 0
+        idle = runtime.stats_of(e2e.scraper).in_flight == 0
         return (
             idle
             and visible == 0
@@ -126,7 +126,7 @@ def test_reserved_concurrency_zero_halfway_through_a_job_stops_the_scraper_and_r
         what="every remaining message throttled",
         describe=lambda: _queue_depth(e2e, e2e.scrape_queue_url),
     )
-    invocations = runtime.stats[e2e.scraper].invocations
+    invocations = runtime.stats_of(e2e.scraper).invocations
     open_tasks = [
         tid for tid, row in e2e.task_rows(job_id).items() if row["status"] not in ("Finished", "Failed")
     ]
@@ -147,7 +147,7 @@ def test_reserved_concurrency_zero_halfway_through_a_job_stops_the_scraper_and_r
         timeout=90,
         what="the returned messages throttled again",
     )
-    assert runtime.stats[e2e.scraper].invocations == invocations
+    assert runtime.stats_of(e2e.scraper).invocations == invocations
     rows = e2e.task_rows(job_id)
     assert all(rows[tid]["status"] == "Pending" for tid in open_tasks), {
         t: rows[t]["status"] for t in open_tasks
@@ -170,7 +170,7 @@ def test_reserved_concurrency_zero_halfway_through_a_job_stops_the_scraper_and_r
     puts = faults.puts_of(e2e.results_bucket, f"results/{job_id}/")
     assert len(puts) == SITES
     assert set(puts.values()) == {1}
-    assert runtime.stats[e2e.scraper].invocations > invocations
+    assert runtime.stats_of(e2e.scraper).invocations > invocations
     # AND the messages the pause held back (throttled, or re-sent by the reconciler meanwhile) come
     # back and are acknowledged as duplicates: the queue ends empty, nothing dead-lettered
     _drain(e2e, visibility)

@@ -16,7 +16,7 @@ def test_a_scraper_killed_mid_task_is_healed_by_redelivery_and_finishes_once(
     sites = e2e.pool.take(2, kinds=("slow",))
     job_id = "e2e-crash"
     task_ids = e2e.create_job(job_id, sites)
-    crashes_before = e2e.stack.runtime.stats[e2e.scraper].crashes
+    crashes_before = e2e.stack.runtime.stats_of(e2e.scraper).crashes
 
     # WHEN both scraper workers are killed after claiming their task, while fetching the site
     def claimed_and_fetching() -> bool:
@@ -49,7 +49,7 @@ def test_a_scraper_killed_mid_task_is_healed_by_redelivery_and_finishes_once(
     assert {row["status"] for row in rows.values()} == {"Finished"}
     assert {int(row["attempts"]) for row in rows.values()} == {2}
     assert e2e.stack.clock.now() - killed_at >= visibility
-    assert e2e.stack.runtime.stats[e2e.scraper].crashes - crashes_before == len(sites)
+    assert e2e.stack.runtime.stats_of(e2e.scraper).crashes - crashes_before == len(sites)
     # AND healing was the same message redelivered, not a second dispatch
     assert all(faults.sends_of(e2e.scrape_queue_name, tid) == 1 for tid in task_ids.values())
     # AND exactly one result object per task was written (counted at S3)

@@ -100,8 +100,16 @@ class LocalPipeline:
             return dict(task_store.job_counts(job_id))
 
     def busy(self) -> bool:
-        """Whether any function invocation is running now."""
-        return any(s.in_flight for s in self.runtime.stats.values())
+        """Whether work is under way now: an invocation running, or a scrape message visible that the
+        mapping has not received yet (under load the poller may take a while to get to it; the clock
+        must not jump past the deadlines that message would still meet, such as a reconciler's
+        threshold)."""
+        if any(s.in_flight for s in self.runtime.stats.values()):
+            return True
+        attributes = self.client("sqs").get_queue_attributes(
+            QueueUrl=self.pipeline["scrape_queue_url"], AttributeNames=["ApproximateNumberOfMessages"]
+        )["Attributes"]
+        return int(attributes.get("ApproximateNumberOfMessages", 0)) > 0
 
     def wait_terminal(
         self,
@@ -115,10 +123,11 @@ class LocalPipeline:
     ) -> JobProgress:
         """Follow the job (the ``outreach job status --watch`` loop) until every task is terminal.
 
-        When nothing is in flight and the counters did not move for ``settle`` seconds, nothing can
-        happen before some virtual deadline (a visibility timeout, a retry delay, a lease, the next
-        reconciler run): the clock then jumps ``idle_skip`` virtual seconds, so idle virtual minutes
-        cost no wall time. Raises FollowTimeout after ``timeout`` real seconds.
+        When nothing is in flight or waiting in the scrape queue and the counters did not move for
+        ``settle`` seconds, nothing can happen before some virtual deadline (a visibility timeout, a
+        retry delay, a lease, the next reconciler run): the clock then jumps ``idle_skip`` virtual
+        seconds, so idle virtual minutes cost no wall time. Raises FollowTimeout after ``timeout``
+        real seconds.
         """
         last: dict[str, Any] = {"counts": None, "since": time.monotonic()}
 

@@ -508,6 +508,10 @@ class FunctionRuntime:
                 stats.in_flight -= 1
 
     # -- faults and teardown -------------------------------------------------------------------
+    def stats_of(self, function: str) -> FunctionStats:
+        """The counters of ``function``, zero before its first invocation."""
+        return self.stats.setdefault(function, FunctionStats())
+
     def reset_peak(self, function: str) -> None:
         """Start a new measurement of ``max_in_flight`` for ``function`` from what is in flight now."""
         with self._lock:
