@@ -24,7 +24,7 @@ from zoneinfo import ZoneInfo
 from botocore.exceptions import ClientError
 
 from outreach import clients, config, task_store
-from outreach.email_task import SCHEDULE_NAME_PREFIX, PlannedEmail
+from outreach.email_task import PlannedEmail
 from outreach.task_model import Task
 
 if TYPE_CHECKING:
@@ -138,15 +138,3 @@ def schedule_exists(name: str, target: ScheduleTarget) -> bool:
             return False
         raise
     return True
-
-
-def schedule_names(target: ScheduleTarget) -> set[str]:
-    """The names of every email schedule in the group (ListSchedules, 100 per call)."""
-    names: set[str] = set()
-    for page in (
-        clients.scheduler()
-        .get_paginator("list_schedules")
-        .paginate(GroupName=target.group, NamePrefix=SCHEDULE_NAME_PREFIX)
-    ):
-        names.update(str(schedule["Name"]) for schedule in page.get("Schedules", []))
-    return names

@@ -117,9 +117,6 @@ def email_task_id(campaign_id: str, recipient: str, step: int) -> str:
     return f"email#{campaign_id}#{digest}"
 
 
-SCHEDULE_NAME_PREFIX = "email-"
-
-
 def email_schedule_name(task_id: str) -> str:
     """The one EventBridge Scheduler schedule name of an email task (46 characters of the allowed 64)."""
-    return SCHEDULE_NAME_PREFIX + hashlib.sha256(task_id.encode()).hexdigest()[:40]
+    return "email-" + hashlib.sha256(task_id.encode()).hexdigest()[:40]

@@ -15,10 +15,11 @@ Send now goes through a schedule rather than a direct asynchronous invoke of the
 then takes the one delivery path every email takes (the schedule's retry policy and DLQ, then the
 worker's async retries and its DLQ), and the reconciler needs no permission on the worker itself.
 
-The schedules of the group are listed once per run (ListSchedules, 100 names per call) instead of one
-GetSchedule per task. Every action is one conditional write on the state that was read (the Pending
-mark, ``give_up``), so overlapping runs, or a run racing the worker, neither act twice nor move a task
-backwards; the worker's claim makes an extra invocation harmless.
+Whether a schedule is there is one GetSchedule per stale Pending task, which IAM can restrict to the
+group's schedules (ListSchedules would need a policy on every resource). Every action is one
+conditional write on the state that was read (the Pending mark, ``give_up``), so overlapping runs, or
+a run racing the worker, neither act twice nor move a task backwards; the worker's claim makes an
+extra invocation harmless.
 """
 
 from __future__ import annotations
@@ -74,19 +75,12 @@ def settle_running(task: Task, now: float) -> Action:
 
 
 class PendingEmails:
-    """Decides, for each stale Pending email task, from the schedule names listed once per run."""
+    """For each stale Pending email task: leave it to its schedule, recreate that, or fail it too late."""
 
     def __init__(self, target: ScheduleTarget, grace_seconds: int, now: float) -> None:
         self._target = target
         self._grace_seconds = grace_seconds
         self._now = now
-        self._names: set[str] | None = None
-
-    def scheduled(self, name: str) -> bool:
-        """Whether the schedule was there when this run listed the group (listed on first use)."""
-        if self._names is None:
-            self._names = email_schedules.schedule_names(self._target)
-        return name in self._names
 
     def act(self, task: Task) -> Action:
         fields = task.email
@@ -95,7 +89,7 @@ class PendingEmails:
         late = self._now - task_store.parse_utc_iso(fields.send_at).timestamp()
         if late > self._grace_seconds:
             return self._too_late(task, late)
-        if self.scheduled(fields.schedule_name):
+        if email_schedules.schedule_exists(fields.schedule_name, self._target):
             return Action.SCHEDULED
         try:
             task_store.mark_redispatched(task)
