@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass
+from datetime import UTC
 from typing import Any
 
 _PATCHED = "__outreach_ses_v2__"
@@ -39,9 +40,11 @@ _LOCK = threading.RLock()
 
 @dataclass(frozen=True)
 class SentEmail:
-    """One email SES accepted: its id and the SendEmail request's fields that matter."""
+    """One email SES accepted: its id, when (seconds since the epoch on the emulator's clock, the
+    virtual one when installed) and the SendEmail request's fields that matter."""
 
     message_id: str
+    sent_at: float
     sender: str
     to: tuple[str, ...]
     subject: str
@@ -92,8 +95,11 @@ def _configuration_set_exists(response: Any, name: str) -> None:
 def _recorded(request: dict[str, Any], message_id: str) -> SentEmail:
     simple = request.get("Content", {}).get("Simple", {})
     body = simple.get("Body", {})
+    from moto.core import utils
+
     return SentEmail(
         message_id=message_id,
+        sent_at=utils.utcnow().replace(tzinfo=UTC).timestamp(),
         sender=str(request.get("FromEmailAddress", "")),
         to=tuple(request.get("Destination", {}).get("ToAddresses", [])),
         subject=str(simple.get("Subject", {}).get("Data", "")),
