@@ -22,12 +22,18 @@ if TYPE_CHECKING:
 _CONFIG = Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=5, read_timeout=30)
 
 
+# SES gets no automatic retry: a SendEmail retried after a timeout may send the email twice, and a
+# throttled send is retried by Lambda's asynchronous retries after the worker released its claim.
+_NO_RETRY_CONFIG = _CONFIG.merge(Config(retries={"mode": "standard", "total_max_attempts": 1}))
+_CONFIG_BY_SERVICE = {"sesv2": _NO_RETRY_CONFIG}
+
 _clients: dict[str, Any] = {}
 
 
 def _client(service: str) -> Any:
     if service not in _clients:
-        _clients[service] = boto3.client(service, config=_CONFIG)  # type: ignore[call-overload]
+        config = _CONFIG_BY_SERVICE.get(service, _CONFIG)
+        _clients[service] = boto3.client(service, config=config)  # type: ignore[call-overload]
     return _clients[service]
 
 

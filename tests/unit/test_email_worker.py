@@ -13,6 +13,7 @@ from botocore.exceptions import ClientError
 from outreach import clients, clock, config, email_worker, task_store
 from outreach.errors import UnreadableMessageError
 from outreach.task_model import Status, Task
+from outreach_tools.localaws.ses_faults import inject_ses
 from outreach_tools.localaws.ses_v2 import SentEmail, sent_emails
 from tests.support.aws import REGION, Resources
 from tests.support.email import CONFIGURATION_SET, FIRST_SEND, create_ses_resources, planned
@@ -116,6 +117,21 @@ def test_ses_throttling_releases_the_claim_raises_and_the_retry_sends_one_email(
     assert len(_sent()) == 1
     assert _task(email.task_id).attempts == 2
     assert task_store.job_counts("spring")["Finished"] == 1
+
+
+def test_a_throttled_send_reaches_ses_once_per_invocation_and_is_left_to_lambdas_retry(
+    ses: list[float],
+) -> None:
+    email = planned("a@example.org")
+    task_store.create_email_tasks([email])
+    with inject_ses() as faults:
+        throttle = faults.throttle({"a@example.org"}, times=1)
+        with pytest.raises(ClientError, match="TooManyRequestsException"):
+            _invoke(email.task_id, "request-1")
+        assert throttle.fired == 1  # the SDK did not send it again
+        assert _task(email.task_id).status is Status.PENDING
+        assert _invoke(email.task_id, "request-1")["outcome"] == "Sent"
+    assert len(_sent()) == 1
 
 
 @pytest.mark.parametrize("code", ["LimitExceededException", "InternalFailure", "AccountSuspendedException"])
