@@ -14,18 +14,26 @@ from botocore.config import Config
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_s3 import S3Client
+    from mypy_boto3_scheduler import EventBridgeSchedulerClient
+    from mypy_boto3_sesv2 import SESV2Client
     from mypy_boto3_sqs import SQSClient
 
 # Standard retry mode retries throttling and transient errors with backoff before surfacing them.
 _CONFIG = Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=5, read_timeout=30)
 
 
+# SES gets no automatic retry: a SendEmail retried after a timeout may send the email twice, and a
+# throttled send is retried by Lambda's asynchronous retries after the worker released its claim.
+_NO_RETRY_CONFIG = _CONFIG.merge(Config(retries={"mode": "standard", "total_max_attempts": 1}))
+_CONFIG_BY_SERVICE = {"sesv2": _NO_RETRY_CONFIG}
+
 _clients: dict[str, Any] = {}
 
 
 def _client(service: str) -> Any:
     if service not in _clients:
-        _clients[service] = boto3.client(service, config=_CONFIG)  # type: ignore[call-overload]
+        config = _CONFIG_BY_SERVICE.get(service, _CONFIG)
+        _clients[service] = boto3.client(service, config=config)  # type: ignore[call-overload]
     return _clients[service]
 
 
@@ -39,6 +47,14 @@ def sqs() -> SQSClient:
 
 def s3() -> S3Client:
     return cast("S3Client", _client("s3"))
+
+
+def scheduler() -> EventBridgeSchedulerClient:
+    return cast("EventBridgeSchedulerClient", _client("scheduler"))
+
+
+def sesv2() -> SESV2Client:
+    return cast("SESV2Client", _client("sesv2"))
 
 
 def reset() -> None:

@@ -13,6 +13,7 @@ from botocore.exceptions import ClientError
 from outreach import clients, clock, config, scraper, task_store
 from outreach.task_model import Status, Task
 from tests.support.aws import REGION, Resources, receive_all
+from tests.support.email import planned
 from tests.support.events import sqs_event_from_queue
 from tests.support.lambda_context import FakeContext
 from tests.support.web_farm import Reply, WebFarm, running_farm
@@ -161,19 +162,9 @@ def test_an_unreadable_message_goes_to_the_dlq_with_its_reason_and_is_not_report
 def test_an_email_task_on_the_scrape_queue_is_unreadable(
     resources: Resources, lambda_context: FakeContext
 ) -> None:
-    boto3.client("dynamodb", region_name=REGION).put_item(
-        TableName=resources.table,
-        Item={
-            "task_id": {"S": "email#1"},
-            "kind": {"S": "email"},
-            "job_id": {"S": "job-1"},
-            "status": {"S": "Pending"},
-            "attempts": {"N": "0"},
-            "created_at": {"S": "2026-01-01T00:00:00.000000Z"},
-            "updated_at": {"S": "2026-01-01T00:00:00.000000Z"},
-        },
-    )
-    response = _deliver(resources, lambda_context, json.dumps({"task_id": "email#1"}))
+    email = planned("a@example.org")
+    task_store.create_email_tasks([email])
+    response = _deliver(resources, lambda_context, json.dumps({"task_id": email.task_id}))
     assert response == {"batchItemFailures": []}
     assert (
         receive_all(resources.dlq_url)[0]["MessageAttributes"]["reason"]["StringValue"] == "not_a_scrape_task"

@@ -20,6 +20,7 @@ from outreach_tools.localaws.dynamodb_transactions import make_transactions_atom
 from outreach_tools.localaws.filter_validation import refuse_invalid_filter_patterns
 from outreach_tools.localaws.lambda_account_settings import report_account_settings
 from outreach_tools.localaws.ses_account import report_ses_account
+from outreach_tools.localaws.ses_v2 import support_ses_v2
 from outreach_tools.localaws.sqs_message_move import support_message_move_tasks
 from outreach_tools.localaws.sqs_redrive_allow_policy import keep_redrive_allow_policies
 
@@ -123,6 +124,7 @@ def embedded_aws(port: int | None = None, clock: VirtualClock | None = None) -> 
     refuse_invalid_filter_patterns()
     report_account_settings()
     report_ses_account()
+    support_ses_v2()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     if clock is not None:
         install_in_moto(clock)

@@ -61,3 +61,9 @@ variable "alarm_topic_arn" {
     error_message = "alarm_topic_arn must be an SNS topic ARN."
   }
 }
+
+variable "email_sender_identity" {
+  description = "SES identity campaigns send from; the emulator accepts any (.test is reserved for testing)."
+  type        = string
+  default     = "outreach.test"
+}
