@@ -14,6 +14,8 @@ from botocore.config import Config
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_s3 import S3Client
+    from mypy_boto3_scheduler import EventBridgeSchedulerClient
+    from mypy_boto3_sesv2 import SESV2Client
     from mypy_boto3_sqs import SQSClient
 
 # Standard retry mode retries throttling and transient errors with backoff before surfacing them.
@@ -39,6 +41,14 @@ def sqs() -> SQSClient:
 
 def s3() -> S3Client:
     return cast("S3Client", _client("s3"))
+
+
+def scheduler() -> EventBridgeSchedulerClient:
+    return cast("EventBridgeSchedulerClient", _client("scheduler"))
+
+
+def sesv2() -> SESV2Client:
+    return cast("SESV2Client", _client("sesv2"))
 
 
 def reset() -> None:

@@ -168,3 +168,40 @@ class ReconcilerSettings:
             max_attempts=_int("MAX_TASK_ATTEMPTS", 6, minimum=1),
             page_size=_int("RECONCILE_PAGE_SIZE", 100, minimum=1),
         )
+
+
+def email_send_grace_seconds() -> int:
+    """How late an email may still go out after its ``send_at`` (``EMAIL_SEND_GRACE_SECONDS``, 1 hour).
+
+    Past it the worker and the email reconciler fail the task ``too_late`` instead of sending; the
+    schedules' retry policy and the worker's async event age use the same bound.
+    """
+    return _int("EMAIL_SEND_GRACE_SECONDS", 3_600, minimum=60)
+
+
+def email_configuration_set() -> str:
+    return _required("EMAIL_CONFIGURATION_SET")
+
+
+@dataclass(frozen=True)
+class EmailReconcilerSettings:
+    """When the email reconciler looks at an open email task.
+
+    ``pending_after_seconds``: a Pending task unchanged this long should have its schedule by now (its
+    schedule is created right after the task). ``running_after_seconds``: a Running task unchanged
+    this long, with its lease run out, was claimed by a worker that never recorded the outcome.
+    """
+
+    pending_after_seconds: int
+    running_after_seconds: int
+    send_grace_seconds: int
+    page_size: int
+
+    @classmethod
+    def from_env(cls) -> EmailReconcilerSettings:
+        return cls(
+            pending_after_seconds=_int("RECONCILE_PENDING_AFTER_SECONDS", 1_800, minimum=60),
+            running_after_seconds=_int("RECONCILE_RUNNING_AFTER_SECONDS", 1_800, minimum=60),
+            send_grace_seconds=email_send_grace_seconds(),
+            page_size=_int("RECONCILE_PAGE_SIZE", 100, minimum=1),
+        )

@@ -30,7 +30,9 @@ OPEN = frozenset({Status.PENDING, Status.RUNNING})
 # Every status change the store will make. Terminal statuses have no way out: a retry, a duplicate
 # delivery or a reconciler can never move a finished, failed or cancelled task.
 ALLOWED_TRANSITIONS: dict[Status, frozenset[Status]] = {
-    Status.PENDING: frozenset({Status.RUNNING, Status.CANCELLED}),
+    # Pending -> Failed is the email reconciler's ``too_late``: an email whose send time passed too
+    # long ago is not sent at all.
+    Status.PENDING: frozenset({Status.RUNNING, Status.CANCELLED, Status.FAILED}),
     # Running -> Running is a claim taken over after the previous lease expired.
     # Running -> Pending is a reconciler's requeue of a task whose worker vanished.
     Status.RUNNING: frozenset(
@@ -56,6 +58,38 @@ class Lease:
 
 
 @dataclass(frozen=True)
+class EmailFields:
+    """What an email task carries besides the common fields (see docs/task-store.md).
+
+    ``message`` is the stored map of ``outreach.email_task.EmailMessage.to_item``; it is read back with
+    ``EmailMessage.from_item`` just before sending, so an unsafe message is refused then as well.
+    """
+
+    step: int
+    recipient: str
+    send_at: str
+    timezone: str
+    schedule_name: str
+    message: dict[str, Any]
+    ses_message_id: str | None = None
+
+    @classmethod
+    def from_item(cls, item: dict[str, Any]) -> EmailFields:
+        message = item["message"]
+        if not isinstance(message, dict):
+            raise TypeError("message is not a map")
+        return cls(
+            step=int(item["step"]),
+            recipient=str(item["recipient"]),
+            send_at=str(item["send_at"]),
+            timezone=str(item["timezone"]),
+            schedule_name=str(item["schedule_name"]),
+            message={str(name): value for name, value in message.items()},
+            ses_message_id=str(item["ses_message_id"]) if "ses_message_id" in item else None,
+        )
+
+
+@dataclass(frozen=True)
 class Task:
     task_id: str
     kind: str
@@ -69,6 +103,7 @@ class Task:
     result_key: str | None = None
     failure_reason: str | None = None
     last_error: str | None = None
+    email: EmailFields | None = None
 
     @property
     def is_terminal(self) -> bool:
@@ -103,6 +138,7 @@ class Task:
                 result_key=str(item["result_key"]) if "result_key" in item else None,
                 failure_reason=str(item["failure_reason"]) if "failure_reason" in item else None,
                 last_error=str(item["last_error"]) if "last_error" in item else None,
+                email=EmailFields.from_item(item) if item["kind"] == Kind.EMAIL.value else None,
             )
         except (KeyError, ValueError, TypeError) as exc:
             raise ValueError(f"not a task row: {exc}") from exc

@@ -15,12 +15,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
 from outreach import clients, clock, config
+from outreach.email_task import PlannedEmail, email_task_id
 from outreach.task_ids import (
     InvalidJobInput,
     normalise_url,
@@ -213,30 +215,89 @@ def create_scrape_job(job_id: str, urls: Iterable[str]) -> JobCreation:
             result.rejected.append((str(raw), str(exc)))
             continue
         wanted.setdefault(scrape_task_id(job_id, url), url)
-    items = list(wanted.items())
-    for start in range(0, len(items), _TASKS_PER_CREATE_TRANSACTION):
-        _create_chunk(job_id, items[start : start + _TASKS_PER_CREATE_TRANSACTION], result)
+    rows = [
+        (task_id, {"kind": Kind.SCRAPE.value, "url": url, "attempts": 0}) for task_id, url in wanted.items()
+    ]
+    _create_tasks(job_id, Kind.SCRAPE, rows, result)
     return result
 
 
-def _create_chunk(job_id: str, chunk: Sequence[tuple[str, str]], result: JobCreation) -> None:
+def create_email_tasks(planned: Sequence[PlannedEmail]) -> JobCreation:
+    """Write one Pending email task per planned email of one campaign; a re-run creates nothing twice.
+
+    The campaign id is the tasks' ``job_id``, so the job's counter shards count the campaign's tasks
+    per status. Task ids derive from campaign, recipient and step (``email_task.email_task_id``): an
+    email planned twice, in one call or two, is written once and reported in ``existing``. Emails of
+    more than one campaign, or an invalid campaign id, raise ``InvalidJobInput`` before anything is
+    written.
+    """
+    campaigns = {email.campaign_id for email in planned}
+    if len(campaigns) > 1:
+        raise InvalidJobInput(f"emails of one campaign expected, got {len(campaigns)}: {sorted(campaigns)}")
+    if not campaigns:
+        raise InvalidJobInput("no emails planned")
+    (campaign_id,) = campaigns
+    validate_job_id(campaign_id)
+    wanted: dict[str, dict[str, Any]] = {}
+    for email in planned:
+        wanted.setdefault(email.task_id, _email_row(email))
+    result = JobCreation(job_id=campaign_id)
+    _create_tasks(campaign_id, Kind.EMAIL, list(wanted.items()), result)
+    return result
+
+
+def _email_row(email: PlannedEmail) -> dict[str, Any]:
+    return {
+        "kind": Kind.EMAIL.value,
+        "attempts": 0,
+        "step": email.step,
+        "recipient": email.message.to,
+        "send_at": utc_iso(email.send_at),
+        "timezone": email.timezone,
+        "schedule_name": email.schedule_name,
+        "message": email.message.to_item(),
+    }
+
+
+def utc_iso(moment: datetime) -> str:
+    """``send_at`` as stored: ISO-8601 UTC to the second with a ``Z`` (``2026-12-01T08:30:00Z``)."""
+    if moment.tzinfo is None:
+        raise ValueError("a timezone-aware time is required")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_utc_iso(text: str) -> datetime:
+    """The inverse of ``utc_iso``."""
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+
+
+def _create_tasks(
+    job_id: str, kind: Kind, rows: Sequence[tuple[str, Mapping[str, Any]]], result: JobCreation
+) -> None:
+    for start in range(0, len(rows), _TASKS_PER_CREATE_TRANSACTION):
+        _create_chunk(job_id, kind, rows[start : start + _TASKS_PER_CREATE_TRANSACTION], result)
+
+
+def _create_chunk(
+    job_id: str, kind: Kind, chunk: Sequence[tuple[str, Mapping[str, Any]]], result: JobCreation
+) -> None:
+    """Put the chunk's rows (each only if absent) and count them, in one transaction; rows that exist
+    already are reported in ``result.existing`` and the rest written again without them."""
     table = config.tasks_table()
     remaining = list(chunk)
     while remaining:
         now = clock.iso()
         actions: list[TransactWriteItemTypeDef] = []
         per_shard: dict[int, int] = {}
-        for task_id, url in remaining:
+        for task_id, fields in remaining:
             item = {
+                **fields,
                 "task_id": task_id,
-                "kind": Kind.SCRAPE.value,
                 "job_id": job_id,
                 "status": Status.PENDING.value,
-                "url": url,
-                "attempts": 0,
                 "created_at": now,
                 "updated_at": now,
-                "open_key": open_key(Kind.SCRAPE.value, Status.PENDING),
+                "open_key": open_key(kind.value, Status.PENDING),
             }
             actions.append(
                 {
@@ -523,6 +584,115 @@ def cancel(task: Task, *, reason: str = "cancelled") -> None:
             remove=_LEASE_FIELDS,
         ),
     )
+
+
+# ---- email transitions ----------------------------------------------------------------------
+# An email is the one side effect that must happen at most once, so an email task is claimed only from
+# Pending: a Running email task may have been sent already and is never claimed again (the email
+# reconciler moves it to Failed ``delivery_unknown`` once its lease has run out).
+
+
+def claim_email(task: Task, *, owner: str, lease_seconds: int) -> Task:
+    """Pending -> Running for one invocation of the email worker, before anything is sent.
+
+    Of any number of concurrent or repeated invocations exactly one claim succeeds; the others get
+    ``TransitionRejected`` and must not send.
+    """
+    if task.status is not Status.PENDING:
+        raise TransitionRejected(task.task_id, "claim email")
+    _apply(
+        task,
+        _Change(
+            action="claim email",
+            to=Status.RUNNING,
+            condition="attribute_not_exists(lease_owner)",
+            set_values={
+                "lease_owner": owner,
+                "lease_expires_at": int(clock.now()) + lease_seconds,
+                "attempts": task.attempts + 1,
+            },
+        ),
+    )
+    refreshed = get_task(task.task_id)
+    if refreshed is None:
+        raise TaskNotFound(task.task_id)
+    return refreshed
+
+
+def finish_email(task: Task, *, ses_message_id: str) -> None:
+    """Running -> Finished with SES's message id, only by the invocation holding the claim."""
+    condition, values = _holder_condition(task)
+    _apply(
+        task,
+        _Change(
+            action="finish email",
+            to=Status.FINISHED,
+            condition=condition,
+            condition_values=values,
+            set_values={"ses_message_id": ses_message_id},
+            remove=_LEASE_FIELDS,
+        ),
+    )
+
+
+def release_email(task: Task, *, error: str) -> None:
+    """Running -> Pending after a transient failure before anything was sent (holder only).
+
+    The retry (Lambda's async retry, or the schedule's) then claims it again; ``error`` is kept as
+    ``last_error``.
+    """
+    condition, values = _holder_condition(task)
+    _apply(
+        task,
+        _Change(
+            action="release email",
+            to=Status.PENDING,
+            condition=condition,
+            condition_values=values,
+            set_values={"last_error": error[:_LAST_ERROR_CHARS]},
+            remove=_LEASE_FIELDS,
+        ),
+    )
+
+
+def skip_email(task: Task, *, reason: str) -> None:
+    """Running -> Cancelled for a claimed follow-up that must not go out (bounce, complaint,
+    suppression), holder only; ``reason`` says which."""
+    condition, values = _holder_condition(task)
+    _apply(
+        task,
+        _Change(
+            action="skip email",
+            to=Status.CANCELLED,
+            condition=condition,
+            condition_values=values,
+            set_values={"failure_reason": reason[:1000]},
+            remove=_LEASE_FIELDS,
+        ),
+    )
+
+
+def give_up(task: Task, *, reason: str) -> None:
+    """Pending or Running -> Failed with ``reason`` (the email reconciler: ``too_late``,
+    ``delivery_unknown``), only if nobody changed the task since it was read and no lease is live."""
+    condition, values = _unchanged_and_unheld(task)
+    _apply(
+        task,
+        _Change(
+            action="give up",
+            to=Status.FAILED,
+            condition=condition,
+            condition_values=values,
+            set_values={"failure_reason": reason[:1000]},
+            remove=_LEASE_FIELDS,
+        ),
+    )
+
+
+def email_tasks_of(campaign_id: str, recipient: str, steps: Iterable[int]) -> list[Task]:
+    """The campaign's tasks for ``recipient`` at ``steps`` that exist (strongly consistent reads)."""
+    found = (get_task(email_task_id(campaign_id, recipient, step)) for step in steps)
+    return [task for task in found if task is not None]
 
 
 # ---- operator actions (the `outreach` command line) -----------------------------------------

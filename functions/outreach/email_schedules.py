@@ -1,0 +1,140 @@
+"""One EventBridge Scheduler one-time schedule per email task: create it once, find it, delete it.
+
+The schedule fires at the task's ``send_at``, written as ``at(<local time>)`` in the campaign window's
+time zone (``ScheduleExpressionTimezone``), and invokes the email worker with ``{"task_id": ...}``.
+Scheduler retries a failed delivery to Lambda twice and then puts the event in the email DLQ; after
+it has fired, the schedule deletes itself (``ActionAfterCompletion`` = ``DELETE``). Schedule names
+derive from the task id (``email_task.email_schedule_name``), so creating a schedule twice finds the
+first (``ConflictException``) and creates nothing.
+
+AWS: https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html#one-time (one-time
+schedules, time zones), https://docs.aws.amazon.com/scheduler/latest/APIReference/API_CreateSchedule.html
+(ActionAfterCompletion, RetryPolicy, DeadLetterConfig, ConflictException).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo
+
+from botocore.exceptions import ClientError
+
+from outreach import clients, config, task_store
+from outreach.email_task import PlannedEmail
+from outreach.task_model import Task
+
+if TYPE_CHECKING:
+    from mypy_boto3_scheduler.type_defs import TargetTypeDef
+
+# Scheduler retries a failed delivery to the worker this often before the event goes to the DLQ.
+MAXIMUM_RETRY_ATTEMPTS = 2
+
+_ENV = {
+    "group": "EMAIL_SCHEDULE_GROUP",
+    "worker_arn": "EMAIL_WORKER_ARN",
+    "role_arn": "EMAIL_SCHEDULER_ROLE_ARN",
+    "dlq_arn": "EMAIL_DLQ_ARN",
+}
+
+
+@dataclass(frozen=True)
+class ScheduleTarget:
+    """Where email schedules live and what they invoke: the schedule group, the worker function, the
+    role Scheduler assumes to invoke it, and the email DLQ for deliveries that failed every retry."""
+
+    group: str
+    worker_arn: str
+    role_arn: str
+    dlq_arn: str
+
+    @classmethod
+    def from_env(cls) -> ScheduleTarget:
+        """From the environment Terraform sets on the email reconciler (``EMAIL_SCHEDULE_GROUP``,
+        ``EMAIL_WORKER_ARN``, ``EMAIL_SCHEDULER_ROLE_ARN``, ``EMAIL_DLQ_ARN``)."""
+        missing = [name for name in _ENV.values() if not os.environ.get(name, "").strip()]
+        if missing:
+            raise config.ConfigurationError(f"environment variables {', '.join(missing)} are required")
+        return cls(**{field: os.environ[name].strip() for field, name in _ENV.items()})
+
+
+def at_expression(moment: datetime, timezone: str) -> str:
+    """``at(yyyy-mm-ddThh:mm:ss)`` of ``moment`` as the wall-clock time in ``timezone``."""
+    local = moment.astimezone(ZoneInfo(timezone))
+    return f"at({local.strftime('%Y-%m-%dT%H:%M:%S')})"
+
+
+def _when(email: PlannedEmail | Task) -> tuple[str, datetime, str]:
+    """Schedule name, send time and time zone of a planned email or a stored email task."""
+    if isinstance(email, PlannedEmail):
+        return email.schedule_name, email.send_at, email.timezone
+    if email.email is None:
+        raise ValueError(f"{email.task_id} is not an email task")
+    fields = email.email
+    return fields.schedule_name, task_store.parse_utc_iso(fields.send_at), fields.timezone
+
+
+def _is(error: ClientError, code: str) -> bool:
+    return str(error.response.get("Error", {}).get("Code", "")) == code
+
+
+def ensure_schedule(
+    email: PlannedEmail | Task, target: ScheduleTarget, *, at: datetime | None = None
+) -> bool:
+    """Create the email's one-time schedule; ``False`` if a schedule of that name is already there.
+
+    ``at`` overrides the send time (the reconciler's send-now of an overdue task); otherwise the
+    schedule fires at the email's ``send_at``.
+    """
+    name, send_at, timezone = _when(email)
+    request_target: TargetTypeDef = {
+        "Arn": target.worker_arn,
+        "RoleArn": target.role_arn,
+        "Input": json.dumps({"task_id": email.task_id}),
+        "RetryPolicy": {
+            "MaximumRetryAttempts": MAXIMUM_RETRY_ATTEMPTS,
+            "MaximumEventAgeInSeconds": config.email_send_grace_seconds(),
+        },
+        "DeadLetterConfig": {"Arn": target.dlq_arn},
+    }
+    try:
+        clients.scheduler().create_schedule(
+            Name=name,
+            GroupName=target.group,
+            ScheduleExpression=at_expression(at or send_at, timezone),
+            ScheduleExpressionTimezone=timezone,
+            FlexibleTimeWindow={"Mode": "OFF"},
+            ActionAfterCompletion="DELETE",
+            State="ENABLED",
+            Target=request_target,
+        )
+    except ClientError as exc:
+        if _is(exc, "ConflictException"):
+            return False
+        raise
+    return True
+
+
+def delete_schedule(name: str, target: ScheduleTarget) -> bool:
+    """Delete a schedule; ``False`` if there was none (it fired and deleted itself, or never existed)."""
+    try:
+        clients.scheduler().delete_schedule(Name=name, GroupName=target.group)
+    except ClientError as exc:
+        if _is(exc, "ResourceNotFoundException"):
+            return False
+        raise
+    return True
+
+
+def schedule_exists(name: str, target: ScheduleTarget) -> bool:
+    """Whether the schedule is there (one GetSchedule)."""
+    try:
+        clients.scheduler().get_schedule(Name=name, GroupName=target.group)
+    except ClientError as exc:
+        if _is(exc, "ResourceNotFoundException"):
+            return False
+        raise
+    return True
