@@ -88,7 +88,10 @@ def _start(value: str | None, window: SendWindow) -> datetime:
         parsed = datetime.fromisoformat(value)
     except ValueError as exc:
         raise BadInput(f"--start: not an ISO-8601 time: {value!r}") from exc
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=window.zone)
+    chosen = parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=window.zone)
+    if chosen.timestamp() < clock.now() - 60:
+        raise BadInput(f"--start {value} is in the past: the first mails would go out at once")
+    return chosen
 
 
 def _from_csv(path: Path) -> tuple[Recipients, str]:

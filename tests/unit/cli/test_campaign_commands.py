@@ -330,3 +330,10 @@ def test_schedule_target_comes_from_the_roots_email_outputs() -> None:
         "arn:aws:iam::1:role/dev-email-scheduler",
         "arn:aws:sqs:eu-central-1:1:dev-email-dlq",
     )
+
+
+def test_a_start_in_the_past_is_refused(run: Run, resources: Resources, email_flags: list[str]) -> None:
+    result = _schedule(run, email_flags, start="2020-01-06T09:00:00")
+    assert result.exit_code == 2
+    assert "--start 2020-01-06T09:00:00 is in the past" in result.stderr
+    assert _email_items(resources) == []
