@@ -188,6 +188,7 @@ def schedule(
         "recipients_scheduled": len(plan.emails) // len(chosen.steps),
         "emails": len(plan.emails),
         "rejected": rejected,
+        "timezone": chosen.window.timezone,
         "plan": plan_by_day(plan.emails, chosen.window),
         "dry_run": dry_run,
     }
@@ -287,7 +288,7 @@ def _render_scheduled(console: Console, report: dict[str, Any]) -> None:
     console.print(
         table(
             f"campaign {report['campaign_id']}: {report['emails']:,} emails to "
-            f"{report['recipients_scheduled']:,} recipients",
+            f"{report['recipients_scheduled']:,} recipients (times in {report['timezone']})",
             ["day", "step", "emails", "first", "last"],
             [[r["day"], r["step"], r["emails"], r["first"], r["last"]] for r in report["plan"]],
         )
