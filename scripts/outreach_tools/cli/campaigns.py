@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ from outreach_tools.cli.jobs import (
     result_documents,
     result_keys,
     result_task_id,
+    task_rows,
 )
 from outreach_tools.cli.operator import operator_name
 from outreach_tools.cli.output import BadInput, PartlyDone, Session, session, table
@@ -262,10 +264,11 @@ def _write(s: Session, plan: CampaignPlan, target: ScheduleTarget) -> dict[str, 
             created += len(result.created)
             existing.update(result.existing)
             bar.advance(tasks_bar, len(result.created) + len(result.existing))
+        stored = task_rows(sorted(existing), ["status", "send_at"])
         schedules_bar = bar.add_task(f"schedules of {campaign_id}", total=len(emails))
         for index, email in enumerate(emails):
             try:
-                outcome[_ensure(email, email.task_id in existing, target)] += 1
+                outcome[_ensure(email, stored.get(email.task_id), target)] += 1
             except Exception as exc:
                 raise PartlyDone(
                     f"campaign schedule {campaign_id}",
@@ -283,15 +286,16 @@ def _write(s: Session, plan: CampaignPlan, target: ScheduleTarget) -> dict[str, 
     }
 
 
-def _ensure(email: PlannedEmail, task_existed: bool, target: ScheduleTarget) -> str:
+def _ensure(email: PlannedEmail, stored: Mapping[str, Any] | None, target: ScheduleTarget) -> str:
     """The email's schedule made sure of: ``created``, ``existing``, or ``not_pending`` for a task that
-    no longer waits for one (sent, failed or cancelled). A task written earlier keeps its send time."""
-    if not task_existed:
+    no longer waits for one (sent, failed or cancelled). A task written earlier (``stored``: its status
+    and send time as read) keeps its send time."""
+    if stored is None:
         return "created" if ensure_schedule(email, target) else "existing"
-    stored = task_store.get_task(email.task_id)
-    if stored is None or stored.status is not Status.PENDING:
+    if stored["status"]["S"] != Status.PENDING.value:
         return "not_pending"
-    return "created" if ensure_schedule(stored, target) else "existing"
+    kept = replace(email, send_at=task_store.parse_utc_iso(stored["send_at"]["S"]))
+    return "created" if ensure_schedule(kept, target) else "existing"
 
 
 def _render_rejected(console: Console, rejected: list[dict[str, Any]]) -> None:

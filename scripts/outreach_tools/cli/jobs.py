@@ -55,22 +55,37 @@ def job() -> None:
 # ---- create -----------------------------------------------------------------------------------
 
 
-def existing_task_ids(task_ids: Sequence[str]) -> set[str]:
-    """Which of ``task_ids`` already have a row (BatchGetItem, 100 keys a call)."""
+def task_rows(task_ids: Sequence[str], attributes: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+    """The rows of ``task_ids`` that exist, with ``task_id`` and ``attributes`` only, as DynamoDB
+    attribute values (BatchGetItem, 100 keys a call, consistent reads)."""
     table_name = config.tasks_table()
-    found: set[str] = set()
+    names = {f"#a{i}": name for i, name in enumerate(["task_id", *attributes])}
+    found: dict[str, dict[str, Any]] = {}
     for start in range(0, len(task_ids), _BATCH_GET_LIMIT):
         keys: list[dict[str, Any]] = [
             {"task_id": {"S": tid}} for tid in task_ids[start : start + _BATCH_GET_LIMIT]
         ]
         while keys:
             response = clients.dynamodb().batch_get_item(
-                RequestItems={table_name: {"Keys": keys, "ProjectionExpression": "task_id"}}
+                RequestItems={
+                    table_name: {
+                        "Keys": keys,
+                        "ProjectionExpression": ", ".join(names),
+                        "ExpressionAttributeNames": names,
+                        "ConsistentRead": True,
+                    }
+                }
             )
-            found.update(item["task_id"]["S"] for item in response.get("Responses", {}).get(table_name, []))
+            for item in response.get("Responses", {}).get(table_name, []):
+                found[item["task_id"]["S"]] = dict(item)
             unprocessed = response.get("UnprocessedKeys", {})
             keys = list(unprocessed[table_name]["Keys"]) if table_name in unprocessed else []
     return found
+
+
+def existing_task_ids(task_ids: Sequence[str]) -> set[str]:
+    """Which of ``task_ids`` already have a row."""
+    return set(task_rows(task_ids))
 
 
 def _bad_lines_report(sites: SitesFile) -> list[dict[str, Any]]:
