@@ -114,7 +114,7 @@ def _start(value: str | None, window: SendWindow) -> datetime:
         raise BadInput(f"--start: not an ISO-8601 time: {value!r}") from exc
     chosen = parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=window.zone)
     if chosen.timestamp() < clock.now() - 60:
-        raise BadInput(f"--start {value} is in the past: the first mails would go out at once")
+        raise BadInput(f"--start {value} is in the past: give a time from now on, or leave it out")
     return chosen
 
 
