@@ -200,8 +200,8 @@ class EmailReconcilerSettings:
     @classmethod
     def from_env(cls) -> EmailReconcilerSettings:
         return cls(
-            pending_after_seconds=_int("RECONCILE_PENDING_AFTER_SECONDS", 1_800, minimum=60),
-            running_after_seconds=_int("RECONCILE_RUNNING_AFTER_SECONDS", 1_800, minimum=60),
+            pending_after_seconds=_int("RECONCILE_PENDING_AFTER_SECONDS", 600, minimum=60),
+            running_after_seconds=_int("RECONCILE_RUNNING_AFTER_SECONDS", 900, minimum=60),
             send_grace_seconds=email_send_grace_seconds(),
             page_size=_int("RECONCILE_PAGE_SIZE", 100, minimum=1),
         )

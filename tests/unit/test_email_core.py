@@ -5,35 +5,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
-from zoneinfo import ZoneInfo
+from datetime import UTC, datetime
 
 import boto3
 import pytest
 
 from outreach import clock, config, email_schedules, task_store
-from outreach.email_task import EmailMessage, PlannedEmail
+from outreach.email_task import EmailMessage
 from outreach.task_ids import InvalidJobInput
 from outreach.task_model import Kind, Status, Task
 from tests.support.aws import REGION, Resources
-
-BERLIN = ZoneInfo("Europe/Berlin")
-
-
-def planned(recipient: str, step: int = 1, *, campaign: str = "spring", hour: int = 9) -> PlannedEmail:
-    return PlannedEmail(
-        campaign_id=campaign,
-        step=step,
-        send_at=datetime(2027, 3, 2, hour, 30, tzinfo=BERLIN) + timedelta(days=3 * (step - 1)),
-        timezone="Europe/Berlin",
-        message=EmailMessage(
-            sender="sales@example.com",
-            to=recipient,
-            subject=f"Hello {recipient}",
-            text="Hi",
-            unsubscribe="mailto:unsubscribe@example.com",
-        ),
-    )
+from tests.support.email import planned
 
 
 @pytest.fixture

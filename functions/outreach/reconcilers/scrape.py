@@ -21,20 +21,18 @@ deadline between two tasks; the next run continues with what is left.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from outreach import clients, clock, config, task_store
-from outreach.observability import MetricUnit, logger, metrics
+from outreach.observability import logger, metrics
+from outreach.reconcilers.sweep import Phase, RunReport, publish, sweep, time_left
 from outreach.task_model import Kind, Status, Task
 
-# Time kept back from the Lambda deadline: the run stops starting new actions after this.
-_DEADLINE_RESERVE_SECONDS = 10.0
+__all__ = ["Action", "RunReport", "lambda_handler", "reconcile", "recover_running", "redispatch"]
 
 
 class Action(StrEnum):
@@ -50,23 +48,6 @@ _METRIC_BY_ACTION = {
     Action.ABANDONED: "TasksAbandoned",
     Action.LEFT_ALONE: "TasksLeftAlone",
 }
-
-
-@dataclass
-class RunReport:
-    """What one run did: tasks examined, actions taken, what reading the index cost."""
-
-    examined: int = 0
-    actions: dict[str, int] = field(default_factory=lambda: {a.value: 0 for a in Action})
-    items_read: int = 0
-    pages_read: int = 0
-    stopped_early: bool = False
-
-    def count(self, action: Action) -> None:
-        self.actions[action.value] += 1
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def redispatch(task: Task) -> Action:
@@ -97,52 +78,24 @@ def recover_running(task: Task, settings: config.ReconcilerSettings, now: float)
 
 def reconcile(settings: config.ReconcilerSettings, remaining_seconds: Callable[[], float]) -> RunReport:
     """One pass: Running tasks first (the rarer, older trouble), then Pending ones."""
-    report = RunReport()
-    cost = task_store.IndexRead()
     now = clock.now()
-    phases: list[tuple[Status, float, Callable[[Task], Action]]] = [
-        (Status.RUNNING, settings.running_after_seconds, lambda t: recover_running(t, settings, now)),
-        (Status.PENDING, settings.pending_after_seconds, redispatch),
+    phases = [
+        Phase(Status.RUNNING, settings.running_after_seconds, lambda t: recover_running(t, settings, now)),
+        Phase(Status.PENDING, settings.pending_after_seconds, redispatch),
     ]
-    try:
-        for status, after_seconds, act in phases:
-            stale = task_store.open_tasks(
-                Kind.SCRAPE, status, clock.iso(now - after_seconds), page_size=settings.page_size, cost=cost
-            )
-            for task in stale:
-                if remaining_seconds() <= 0:
-                    report.stopped_early = True
-                    return report
-                report.examined += 1
-                action = act(task)
-                report.count(action)
-                logger.info(
-                    f"task {action.value}",
-                    extra={
-                        "task_id": task.task_id,
-                        "job_id": task.job_id,
-                        "status": status.value,
-                        "attempts": task.attempts,
-                        "last_error": task.last_error,
-                        "updated_at": task.updated_at,
-                    },
-                )
-    finally:
-        report.items_read, report.pages_read = cost.items, cost.pages
-    return report
-
-
-def _publish(report: RunReport) -> None:
-    metrics.add_metric(name="TasksExamined", unit=MetricUnit.Count, value=report.examined)
-    for action, metric in _METRIC_BY_ACTION.items():
-        metrics.add_metric(name=metric, unit=MetricUnit.Count, value=report.actions[action.value])
+    return sweep(
+        Kind.SCRAPE,
+        phases,
+        RunReport.of(Action),
+        now=now,
+        page_size=settings.page_size,
+        remaining_seconds=remaining_seconds,
+    )
 
 
 @metrics.log_metrics
 @logger.inject_lambda_context
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    deadline = time.monotonic() + context.get_remaining_time_in_millis() / 1000.0 - _DEADLINE_RESERVE_SECONDS
-    report = reconcile(config.ReconcilerSettings.from_env(), lambda: deadline - time.monotonic())
-    _publish(report)
-    logger.info("reconciler run done", extra=report.as_dict())
+    report = reconcile(config.ReconcilerSettings.from_env(), time_left(context))
+    publish(report, _METRIC_BY_ACTION)
     return report.as_dict()

@@ -1,0 +1,279 @@
+"""Email worker: sends one email task, at most once, when its one-time schedule invokes it.
+
+Scheduler invokes the worker asynchronously with ``{"task_id": ...}``. Per invocation:
+
+- task already Finished, Failed or Cancelled: return, no error (an error would only make the
+  scheduler and Lambda retry into the DLQ);
+- task Running: another invocation holds it, or one died after sending: return without sending (the
+  email reconciler settles a Running task whose lease ran out as ``delivery_unknown``);
+- claim Pending -> Running with a conditional write before anything else; a refused claim means another
+  invocation won: return without sending;
+- past ``send_at`` by more than the grace period: ``Failed`` (``too_late``);
+- recipient on the account's suppression list (SES puts hard bounces and complaints there): the first
+  step ``Failed``, a follow-up ``Cancelled``; a follow-up whose earlier step did not go out (bounced,
+  rejected, cancelled, not sent yet) is ``Cancelled`` with the reason;
+- stored message unsafe (header injection): ``Failed``;
+- SES SendEmail with the configuration set and List-Unsubscribe headers, then ``Finished`` with the
+  SES message id (status and campaign counters in one transaction);
+- permanent rejection (``PERMANENT_SES_ERRORS``): ``Failed`` with the reason, no raise;
+- anything else before the send (throttling, quota, 5xx, unknown): the claim goes back to ``Pending`` and
+  the error is raised, so Lambda's async retries (2, then the email DLQ) try again.
+
+Once SES has accepted the email the task is never released: a failure to record ``Finished`` leaves it
+``Running`` and raises; the retry finds it Running and sends nothing.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from botocore.exceptions import ClientError
+
+from outreach import clients, clock, config, task_store
+from outreach.email_task import EmailMessage, UnsafeEmail
+from outreach.errors import UnreadableMessageError
+from outreach.observability import MetricUnit, logger, metrics
+from outreach.task_model import Kind, Status, Task
+
+if TYPE_CHECKING:
+    from mypy_boto3_sesv2.type_defs import BodyTypeDef, MessageHeaderTypeDef, SendEmailRequestTypeDef
+
+# SES v2 errors that sending the same email again cannot fix: the task fails with the error's name.
+# https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_SendEmail.html#API_SendEmail_Errors
+# - MessageRejected: the message contains a virus, or the address is not verified (sandbox);
+# - MailFromDomainNotVerifiedException: the sender's MAIL FROM domain is not verified;
+# - BadRequestException: the request is invalid (e.g. a malformed address).
+# Not here, on purpose: AccountSuspendedException and SendingPausedException stop every email of the
+# account, not this one; NotFoundException names a missing identity or configuration set (a deploy
+# error). Those raise like a transient error, so the invocations fail into the email DLQ and its alarm
+# calls a person while the tasks stay open (the reconciler ends them ``too_late`` if nobody fixes it).
+PERMANENT_SES_ERRORS = frozenset(
+    {"MessageRejected", "MailFromDomainNotVerifiedException", "BadRequestException"}
+)
+
+
+class Outcome(StrEnum):
+    SENT = "Sent"
+    ALREADY_TERMINAL = "AlreadyTerminal"
+    BUSY = "Busy"
+    SKIPPED = "Skipped"
+    FAILED = "Failed"
+    SENT_NOT_RECORDED = "SentNotRecorded"
+
+
+_METRIC_BY_OUTCOME = {
+    Outcome.SENT: "EmailsSent",
+    Outcome.ALREADY_TERMINAL: "DuplicateInvocations",
+    Outcome.BUSY: "DuplicateInvocations",
+    Outcome.SKIPPED: "EmailsSkipped",
+    Outcome.FAILED: "EmailsFailed",
+    Outcome.SENT_NOT_RECORDED: "EmailsSentNotRecorded",
+}
+
+
+class PermanentEmailError(Exception):
+    """This email cannot go out, now or later: the task becomes ``Failed`` with ``reason``."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class SkipEmail(Exception):
+    """A follow-up that must not go out (``reason``): the task becomes ``Cancelled``."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def read_task_id(event: Any) -> str:
+    if not isinstance(event, dict):
+        raise UnreadableMessageError("event_not_object")
+    task_id = event.get("task_id")
+    if not isinstance(task_id, str) or not task_id.strip():
+        raise UnreadableMessageError("missing_task_id")
+    return task_id
+
+
+def load_email_task(task_id: str) -> Task:
+    try:
+        task = task_store.get_task(task_id)
+    except ValueError as exc:
+        raise UnreadableMessageError("malformed_task_row") from exc
+    if task is None:
+        raise UnreadableMessageError("unknown_task")
+    if task.kind != Kind.EMAIL.value or task.email is None:
+        raise UnreadableMessageError("not_an_email_task")
+    return task
+
+
+def _error_code(error: ClientError) -> str:
+    return str(error.response.get("Error", {}).get("Code", ""))
+
+
+def _is_suppressed(address: str) -> str | None:
+    """The reason (``BOUNCE`` or ``COMPLAINT``) ``address`` is on the account's suppression list, if it is.
+
+    https://docs.aws.amazon.com/ses/latest/dg/sending-email-suppression-list.html
+    """
+    try:
+        response = clients.sesv2().get_suppressed_destination(EmailAddress=address)
+    except ClientError as exc:
+        if _error_code(exc) == "NotFoundException":
+            return None
+        raise
+    return str(response["SuppressedDestination"]["Reason"])
+
+
+def check_may_send(task: Task) -> None:
+    """Raise ``PermanentEmailError`` or ``SkipEmail`` when this email must not go out."""
+    fields = task.email
+    if fields is None:
+        raise UnreadableMessageError("not_an_email_task")
+    late = clock.now() - task_store.parse_utc_iso(fields.send_at).timestamp()
+    if late > config.email_send_grace_seconds():
+        raise PermanentEmailError(f"too_late: {int(late)} s after send_at {fields.send_at}")
+    if fields.step > 1:
+        earlier = task_store.email_tasks_of(task.job_id, fields.recipient, range(1, fields.step))
+        for previous in earlier:
+            if previous.status is not Status.FINISHED:
+                why = f" ({previous.failure_reason})" if previous.failure_reason else ""
+                raise SkipEmail(
+                    f"earlier_step_not_sent: step {previous.email.step if previous.email else '?'} "
+                    f"is {previous.status.value}{why}"
+                )
+    suppressed = _is_suppressed(fields.recipient)
+    if suppressed is not None:
+        reason = f"suppressed: {fields.recipient} is on the suppression list ({suppressed})"
+        if fields.step > 1:
+            raise SkipEmail(reason)
+        raise PermanentEmailError(reason)
+
+
+def unsubscribe_headers(message: EmailMessage) -> list[MessageHeaderTypeDef]:
+    """List-Unsubscribe (RFC 2369) and, for an https target, List-Unsubscribe-Post one-click (RFC 8058)."""
+    if not message.unsubscribe:
+        return []
+    headers: list[MessageHeaderTypeDef] = [{"Name": "List-Unsubscribe", "Value": f"<{message.unsubscribe}>"}]
+    if message.unsubscribe.startswith("https:"):
+        headers.append({"Name": "List-Unsubscribe-Post", "Value": "List-Unsubscribe=One-Click"})
+    return headers
+
+
+def send_request(message: EmailMessage, configuration_set: str) -> SendEmailRequestTypeDef:
+    """The SES v2 SendEmail request for a stored message."""
+    body: BodyTypeDef = {"Text": {"Data": message.text, "Charset": "UTF-8"}}
+    if message.html:
+        body["Html"] = {"Data": message.html, "Charset": "UTF-8"}
+    request: SendEmailRequestTypeDef = {
+        "FromEmailAddress": message.sender,
+        "Destination": {"ToAddresses": [message.to]},
+        "Content": {
+            "Simple": {
+                "Subject": {"Data": message.subject, "Charset": "UTF-8"},
+                "Body": body,
+                "Headers": unsubscribe_headers(message),
+            }
+        },
+        "ConfigurationSetName": configuration_set,
+    }
+    if message.reply_to:
+        request["ReplyToAddresses"] = [message.reply_to]
+    return request
+
+
+def _send(task: Task) -> str:
+    """Send the claimed task's email; SES's message id. Raises PermanentEmailError for a rejection."""
+    fields = task.email
+    if fields is None:
+        raise UnreadableMessageError("not_an_email_task")
+    try:
+        message = EmailMessage.from_item(fields.message)
+    except UnsafeEmail as exc:
+        raise PermanentEmailError(f"unsafe_message: {exc}") from exc
+    try:
+        response = clients.sesv2().send_email(**send_request(message, config.email_configuration_set()))
+    except ClientError as exc:
+        code = _error_code(exc)
+        if code in PERMANENT_SES_ERRORS:
+            raise PermanentEmailError(f"ses_rejected: {code}: {exc}") from exc
+        raise
+    return str(response["MessageId"])
+
+
+def _lease_seconds(context: LambdaContext) -> int:
+    return int(context.get_remaining_time_in_millis() / 1000) + config.claim_lease_margin_seconds()
+
+
+def record_not_sent(claimed: Task, outcome: Outcome, reason: str) -> Outcome:
+    """Record a claimed task that is not sent (Failed or Cancelled with ``reason``)."""
+    logger.warning("email not sent", extra={"outcome": outcome.value, "reason": reason})
+    if outcome is Outcome.SKIPPED:
+        task_store.skip_email(claimed, reason=reason)
+    else:
+        task_store.fail(claimed, reason=reason)
+    return outcome
+
+
+def process(task_id: str, context: LambdaContext) -> Outcome:
+    task = load_email_task(task_id)
+    logger.append_keys(campaign_id=task.job_id)
+    if task.is_terminal:
+        logger.info("task already terminal", extra={"status": task.status.value})
+        return Outcome.ALREADY_TERMINAL
+    if task.status is not Status.PENDING:
+        logger.info("task already claimed", extra={"status": task.status.value})
+        return Outcome.BUSY
+    try:
+        claimed = task_store.claim_email(
+            task, owner=context.aws_request_id, lease_seconds=_lease_seconds(context)
+        )
+    except task_store.TransitionRejected:
+        logger.info("claim refused: another invocation has the task")
+        return Outcome.BUSY
+    try:
+        check_may_send(claimed)
+        message_id = _send(claimed)
+    except SkipEmail as exc:
+        return record_not_sent(claimed, Outcome.SKIPPED, exc.reason)
+    except PermanentEmailError as exc:
+        return record_not_sent(claimed, Outcome.FAILED, exc.reason)
+    except Exception as exc:
+        logger.exception("transient failure before the send: claim released")
+        task_store.release_email(claimed, error=f"{type(exc).__name__}: {exc}")
+        raise
+    logger.append_keys(ses_message_id=message_id)
+    try:
+        task_store.finish_email(claimed, ses_message_id=message_id)
+    except task_store.TransitionRejected:
+        logger.error("email sent, but the task was moved meanwhile: Finished not recorded")
+        return Outcome.SENT_NOT_RECORDED
+    except Exception:
+        logger.exception("email sent, Finished not recorded: the task stays Running and is not sent again")
+        raise
+    return Outcome.SENT
+
+
+@metrics.log_metrics
+@logger.inject_lambda_context
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, str]:
+    try:
+        task_id = read_task_id(event)
+        logger.append_keys(task_id=task_id)
+        outcome = process(task_id, context)
+    except UnreadableMessageError as exc:
+        # Raised on purpose: after Lambda's retries the event lands in the email DLQ and its alarm fires.
+        logger.error("unreadable email event", extra={"reason": exc.reason})
+        metrics.add_metric(name="UnreadableEvents", unit=MetricUnit.Count, value=1)
+        raise
+    except Exception:
+        metrics.add_metric(name="EmailsRetried", unit=MetricUnit.Count, value=1)
+        raise
+    finally:
+        logger.remove_keys(["task_id", "campaign_id", "ses_message_id"])
+    metrics.add_metric(name=_METRIC_BY_OUTCOME[outcome], unit=MetricUnit.Count, value=1)
+    logger.info("email task done", extra={"outcome": outcome.value})
+    return {"task_id": task_id, "outcome": outcome.value}

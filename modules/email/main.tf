@@ -1,0 +1,285 @@
+# Timed outreach email: one EventBridge Scheduler one-time schedule per email task invokes the worker,
+# which sends through SES at most once; every failed delivery or invocation lands in the email DLQ,
+# and the email reconciler settles what no retry reaches.
+#
+#   schedule (group) --deliver, 2 retries--> worker --error--> Lambda async retries (2) --> email DLQ (alarm)
+#          `--delivery failed after its retries------------------------------------------> email DLQ
+#   worker --SendEmail (configuration set)--> SES --bounces, complaints--> EventBridge default bus
+#   rule (rate 30 minutes) --> email reconciler --> recreates schedules, fails stuck tasks
+#
+# The schedules themselves are created at run time (`outreach campaign schedule`, the reconciler) with
+# this module's group, worker, role and DLQ (outputs). Scheduler invokes Lambda asynchronously: its
+# retry policy and DLQ cover a failed hand-over, the worker's event invoke config a function error.
+# https://docs.aws.amazon.com/scheduler/latest/UserGuide/managing-schedule-dlq.html
+# https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-retain-records.html
+
+data "aws_caller_identity" "current" {}
+data "aws_region" "current" {}
+data "aws_partition" "current" {}
+
+locals {
+  account_id = data.aws_caller_identity.current.account_id
+  region     = data.aws_region.current.name
+  partition  = data.aws_partition.current.partition
+
+  schedule_group_name = "${var.name_prefix}-email"
+  dlq_name            = "${var.name_prefix}-email-dlq"
+  worker_name         = "${var.name_prefix}-email-worker"
+
+  identity_arn          = "arn:${local.partition}:ses:${local.region}:${local.account_id}:identity/${var.sender_identity}"
+  configuration_set_arn = "arn:${local.partition}:ses:${local.region}:${local.account_id}:configuration-set/${aws_sesv2_configuration_set.this.configuration_set_name}"
+  schedules_arn         = "arn:${local.partition}:scheduler:${local.region}:${local.account_id}:schedule/${aws_scheduler_schedule_group.this.name}/*"
+
+  # A claim lives for the worker's remaining time plus this margin (CLAIM_LEASE_MARGIN_SECONDS).
+  claim_lease_margin_seconds = 60
+  # A Running task unchanged this long has lost its worker: its lease ended a minute ago.
+  running_after_seconds = var.worker.timeout_seconds + local.claim_lease_margin_seconds + 60
+  # A Pending task unchanged this long should have its schedule (created right after the task) and has
+  # outlived the worker's async retries after a released claim (about 1 and 2 minutes apart).
+  pending_after_seconds = 600
+}
+
+# ---- SES: the sender identity and the configuration set every campaign email is sent with ----------
+
+resource "aws_sesv2_configuration_set" "this" {
+  configuration_set_name = "${var.name_prefix}-email"
+
+  delivery_options {
+    tls_policy = "REQUIRE"
+  }
+
+  reputation_options {
+    reputation_metrics_enabled = true
+  }
+
+  sending_options {
+    sending_enabled = true
+  }
+
+  # Addresses that hard-bounce or complain go on the suppression list; the worker checks it before
+  # each send, so a follow-up to such an address is cancelled instead of sent.
+  # https://docs.aws.amazon.com/ses/latest/dg/sending-email-suppression-list.html
+  suppression_options {
+    suppressed_reasons = ["BOUNCE", "COMPLAINT"]
+  }
+}
+
+# Bounces and complaints go to the account's default event bus, where rules can route them. EventBridge
+# rather than SNS: the bus encrypts events at rest with no key to manage, while an encrypted SNS topic
+# would need a customer managed KMS key whose policy admits SES.
+# https://docs.aws.amazon.com/ses/latest/dg/monitoring-eventbridge.html
+resource "aws_sesv2_configuration_set_event_destination" "bounces_and_complaints" {
+  configuration_set_name = aws_sesv2_configuration_set.this.configuration_set_name
+  event_destination_name = "bounces-and-complaints"
+
+  event_destination {
+    enabled              = true
+    matching_event_types = ["BOUNCE", "COMPLAINT"]
+
+    event_bridge_destination {
+      event_bus_arn = "arn:${local.partition}:events:${local.region}:${local.account_id}:event-bus/default"
+    }
+  }
+}
+
+resource "aws_sesv2_email_identity" "sender" {
+  email_identity         = var.sender_identity
+  configuration_set_name = aws_sesv2_configuration_set.this.configuration_set_name
+}
+
+# ---- the email DLQ: deliveries Scheduler gave up on, invocations Lambda gave up on --------------------
+
+resource "aws_sqs_queue" "dlq" {
+  name                      = local.dlq_name
+  message_retention_seconds = var.dlq_message_retention_seconds
+  sqs_managed_sse_enabled   = true
+}
+
+resource "aws_cloudwatch_metric_alarm" "dlq_not_empty" {
+  alarm_name          = "${local.dlq_name}-not-empty"
+  alarm_description   = "An email could not be delivered to the worker, or the worker failed it after its retries; it waits in ${local.dlq_name}."
+  namespace           = "AWS/SQS"
+  metric_name         = "ApproximateNumberOfMessagesVisible"
+  dimensions          = { QueueName = aws_sqs_queue.dlq.name }
+  statistic           = "Maximum"
+  period              = 60
+  evaluation_periods  = 1
+  threshold           = 1
+  comparison_operator = "GreaterThanOrEqualToThreshold"
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+}
+
+# ---- the schedules' group and the role Scheduler assumes to invoke the worker ------------------------
+
+resource "aws_scheduler_schedule_group" "this" {
+  name = local.schedule_group_name
+}
+
+resource "aws_iam_role" "scheduler" {
+  name = "${var.name_prefix}-email-scheduler"
+  assume_role_policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = [{
+      Effect    = "Allow"
+      Principal = { Service = "scheduler.amazonaws.com" }
+      Action    = "sts:AssumeRole"
+      # Only this account's schedules may assume the role (confused deputy).
+      # https://docs.aws.amazon.com/scheduler/latest/UserGuide/setting-up.html#setting-up-execution-role
+      Condition = { StringEquals = { "aws:SourceAccount" = local.account_id } }
+    }]
+  })
+}
+
+resource "aws_iam_role_policy" "scheduler" {
+  name = "invoke-email-worker"
+  role = aws_iam_role.scheduler.id
+  policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = [
+      {
+        Sid      = "InvokeEmailWorker"
+        Effect   = "Allow"
+        Action   = "lambda:InvokeFunction"
+        Resource = module.worker.function_arn
+      },
+      {
+        # Scheduler writes a delivery it gave up on to the DLQ with this role.
+        Sid      = "DeadLetterToEmailDlq"
+        Effect   = "Allow"
+        Action   = "sqs:SendMessage"
+        Resource = aws_sqs_queue.dlq.arn
+      },
+    ]
+  })
+}
+
+# ---- the worker -----------------------------------------------------------------------------------
+
+module "worker" {
+  source = "../lambda-function"
+
+  name                 = local.worker_name
+  description          = "Sends one campaign email per task, at most once, when its schedule fires."
+  handler              = "outreach.email_worker.lambda_handler"
+  package_path         = var.packages.worker
+  timeout_seconds      = var.worker.timeout_seconds
+  memory_mb            = var.worker.memory_mb
+  reserved_concurrency = var.worker.reserved_concurrency
+  log_retention_days   = var.log_retention_days
+  alarm_actions        = var.alarm_actions
+
+  powertools = {
+    service_name      = "email-worker"
+    metrics_namespace = var.powertools_metrics_namespace
+    log_level         = var.worker.log_level
+  }
+
+  environment = {
+    TASKS_TABLE                = var.tasks_table.name
+    EMAIL_CONFIGURATION_SET    = aws_sesv2_configuration_set.this.configuration_set_name
+    EMAIL_SEND_GRACE_SECONDS   = tostring(var.send_grace_seconds)
+    CLAIM_LEASE_MARGIN_SECONDS = tostring(local.claim_lease_margin_seconds)
+  }
+
+  policy_statements = [
+    {
+      # Read the task, claim it, record the outcome; the counters change in the same transaction.
+      sid       = "ClaimAndCompleteEmailTasks"
+      actions   = ["dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"]
+      resources = [var.tasks_table.arn]
+    },
+    {
+      # SendEmail is authorised against the sending identity and the configuration set used.
+      # https://docs.aws.amazon.com/ses/latest/dg/control-user-access.html
+      sid       = "SendWithTheCampaignIdentity"
+      actions   = ["ses:SendEmail"]
+      resources = [local.identity_arn, local.configuration_set_arn]
+    },
+  ]
+
+  # Two retries of a failed invocation, then the email DLQ; an email older than the grace period is
+  # not worth an invocation (the worker would fail it as too_late).
+  async_invocation = {
+    maximum_retry_attempts       = 2
+    maximum_event_age_in_seconds = var.send_grace_seconds
+    on_failure_destination_arn   = aws_sqs_queue.dlq.arn
+  }
+}
+
+# The account's suppression list has no resource type in IAM: GetSuppressedDestination can only be
+# allowed on "*" (the service authorization reference lists no resource for it), which the
+# lambda-function module refuses in policy_statements; so it is this one statement, named exactly.
+# https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonsimpleemailservicev2.html
+resource "aws_iam_role_policy" "suppression_lookup" {
+  #checkov:skip=CKV_AWS_355:ses:GetSuppressedDestination has no resource type; it reads one address of the account's suppression list
+  name = "read-suppression-list"
+  role = module.worker.role_name
+  policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = [{
+      Sid      = "ReadSuppressionList"
+      Effect   = "Allow"
+      Action   = "ses:GetSuppressedDestination"
+      Resource = "*"
+    }]
+  })
+}
+
+# ---- the email reconciler --------------------------------------------------------------------------
+
+module "reconciler" {
+  source = "../reconciler"
+
+  name                = "${var.name_prefix}-email-reconciler"
+  description         = "Recreates missing email schedules, sends overdue emails once, fails emails that are too late or whose delivery is unknown."
+  handler             = "outreach.reconcilers.email.lambda_handler"
+  package_path        = var.packages.reconciler
+  schedule_expression = var.reconciler.schedule_expression
+  timeout_seconds     = var.reconciler.timeout_seconds
+  log_retention_days  = var.log_retention_days
+  alarm_actions       = var.alarm_actions
+
+  powertools = {
+    service_name      = "email-reconciler"
+    metrics_namespace = var.powertools_metrics_namespace
+    log_level         = var.reconciler.log_level
+  }
+
+  environment = {
+    TASKS_TABLE                     = var.tasks_table.name
+    EMAIL_SCHEDULE_GROUP            = aws_scheduler_schedule_group.this.name
+    EMAIL_WORKER_ARN                = module.worker.function_arn
+    EMAIL_SCHEDULER_ROLE_ARN        = aws_iam_role.scheduler.arn
+    EMAIL_DLQ_ARN                   = aws_sqs_queue.dlq.arn
+    EMAIL_SEND_GRACE_SECONDS        = tostring(var.send_grace_seconds)
+    RECONCILE_PENDING_AFTER_SECONDS = tostring(local.pending_after_seconds)
+    RECONCILE_RUNNING_AFTER_SECONDS = tostring(local.running_after_seconds)
+  }
+
+  policy_statements = [
+    {
+      sid       = "ReadOpenTasks"
+      actions   = ["dynamodb:Query"]
+      resources = [var.tasks_table.open_tasks_index_arn]
+    },
+    {
+      # Conditional reschedule marks and give-ups; the counters change in the same transaction.
+      sid       = "MoveStrandedEmailTasks"
+      actions   = ["dynamodb:UpdateItem"]
+      resources = [var.tasks_table.arn]
+    },
+    {
+      sid       = "ManageEmailSchedules"
+      actions   = ["scheduler:GetSchedule", "scheduler:CreateSchedule", "scheduler:DeleteSchedule"]
+      resources = [local.schedules_arn]
+    },
+    {
+      # CreateSchedule hands the scheduler role to the new schedule.
+      sid       = "PassSchedulerRole"
+      actions   = ["iam:PassRole"]
+      resources = [aws_iam_role.scheduler.arn]
+    },
+  ]
+}

@@ -1,0 +1,96 @@
+output "sender_identity" {
+  description = "The SES identity campaigns send from."
+  value       = aws_sesv2_email_identity.sender.email_identity
+}
+
+output "configuration_set_name" {
+  description = "The SES configuration set every campaign email is sent with (EMAIL_CONFIGURATION_SET)."
+  value       = aws_sesv2_configuration_set.this.configuration_set_name
+}
+
+output "schedule_group_name" {
+  description = "The Scheduler group of the one-time email schedules (EMAIL_SCHEDULE_GROUP)."
+  value       = aws_scheduler_schedule_group.this.name
+}
+
+output "worker_function_arn" {
+  description = "The email worker, the schedules' target (EMAIL_WORKER_ARN)."
+  value       = module.worker.function_arn
+}
+
+output "worker_function_name" {
+  description = "The email worker's function name."
+  value       = module.worker.function_name
+}
+
+output "worker_settings" {
+  description = "The worker's deployed settings (see modules/lambda-function output settings)."
+  value       = module.worker.settings
+}
+
+output "worker_async_invocation" {
+  description = "The worker's asynchronous invocation settings (retries, event age, on-failure destination)."
+  value       = module.worker.async_invocation
+}
+
+output "worker_policy_json" {
+  description = "The worker's least-privilege policy (without the suppression-list statement)."
+  value       = module.worker.policy_json
+}
+
+output "scheduler_role_arn" {
+  description = "The role the schedules assume to invoke the worker (EMAIL_SCHEDULER_ROLE_ARN)."
+  value       = aws_iam_role.scheduler.arn
+}
+
+output "dlq_arn" {
+  description = "The email DLQ, the schedules' dead-letter queue and the worker's on-failure destination (EMAIL_DLQ_ARN)."
+  value       = aws_sqs_queue.dlq.arn
+}
+
+output "dlq_url" {
+  description = "The email DLQ's URL."
+  value       = aws_sqs_queue.dlq.url
+}
+
+output "dlq_name" {
+  description = "The email DLQ's name."
+  value       = aws_sqs_queue.dlq.name
+}
+
+output "reconciler_function_name" {
+  description = "The email reconciler's function name."
+  value       = module.reconciler.function_name
+}
+
+output "reconciler_rule_arn" {
+  description = "The rule that runs the email reconciler."
+  value       = module.reconciler.rule_arn
+}
+
+output "reconciler_dlq_name" {
+  description = "The DLQ of failed email reconciler runs."
+  value       = module.reconciler.dlq_name
+}
+
+output "reconciler_settings" {
+  description = "The email reconciler's deployed settings."
+  value       = module.reconciler.settings
+}
+
+output "reconciler_thresholds" {
+  description = "Seconds an email task must stay unchanged before the reconciler acts (pending: check its schedule; running: delivery_unknown)."
+  value = {
+    pending_after_seconds = local.pending_after_seconds
+    running_after_seconds = local.running_after_seconds
+  }
+}
+
+output "alarm_arns" {
+  description = "Every alarm of the email stage."
+  value = concat(
+    [aws_cloudwatch_metric_alarm.dlq_not_empty.arn],
+    module.worker.alarm_arns,
+    module.reconciler.alarm_arns,
+  )
+}

@@ -1,0 +1,185 @@
+mock_provider "aws" {
+  source          = "../../tests/terraform/mocks"
+  override_during = plan
+}
+
+override_resource {
+  target          = aws_sqs_queue.dlq
+  override_during = plan
+  values = {
+    arn  = "arn:aws:sqs:eu-central-1:111122223333:outreach-test-email-dlq"
+    url  = "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-test-email-dlq"
+    name = "outreach-test-email-dlq"
+  }
+}
+
+override_resource {
+  target          = module.worker.aws_lambda_function.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:lambda:eu-central-1:111122223333:function:outreach-test-email-worker"
+  }
+}
+
+override_resource {
+  target          = aws_iam_role.scheduler
+  override_during = plan
+  values = {
+    arn = "arn:aws:iam::111122223333:role/outreach-test-email-scheduler"
+  }
+}
+
+variables {
+  name_prefix = "outreach-test"
+  tasks_table = {
+    name                 = "outreach-test-tasks"
+    arn                  = "arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks"
+    open_tasks_index_arn = "arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks/index/open-tasks"
+  }
+  packages = {
+    worker     = "../../tests/terraform/fixtures/packages/email_worker.zip"
+    reconciler = "../../tests/terraform/fixtures/packages/email_reconciler.zip"
+  }
+  sender_identity              = "example.com"
+  powertools_metrics_namespace = "OutreachPipeline/test"
+  alarm_actions                = ["arn:aws:sns:eu-central-1:111122223333:outreach-test-alarms"]
+}
+
+run "the_scheduler_role_invokes_only_the_worker_and_sends_only_to_the_email_dlq" {
+  command = plan
+
+  assert {
+    condition = jsondecode(aws_iam_role_policy.scheduler.policy).Statement == [
+      {
+        Sid      = "InvokeEmailWorker"
+        Effect   = "Allow"
+        Action   = "lambda:InvokeFunction"
+        Resource = "arn:aws:lambda:eu-central-1:111122223333:function:outreach-test-email-worker"
+      },
+      {
+        Sid      = "DeadLetterToEmailDlq"
+        Effect   = "Allow"
+        Action   = "sqs:SendMessage"
+        Resource = "arn:aws:sqs:eu-central-1:111122223333:outreach-test-email-dlq"
+      },
+    ]
+    error_message = "The scheduler role may invoke the worker and write to the email DLQ, nothing else."
+  }
+
+  assert {
+    condition     = jsondecode(aws_iam_role.scheduler.assume_role_policy).Statement[0].Principal.Service == "scheduler.amazonaws.com" && jsondecode(aws_iam_role.scheduler.assume_role_policy).Statement[0].Condition.StringEquals["aws:SourceAccount"] == "111122223333"
+    error_message = "Only this account's schedules assume the scheduler role."
+  }
+}
+
+run "the_worker_sends_only_with_the_configured_identity_and_configuration_set" {
+  command = plan
+
+  assert {
+    condition = [
+      for s in jsondecode(output.worker_policy_json).Statement : s.Resource if s.Sid == "SendWithTheCampaignIdentity"
+      ][0] == [
+      "arn:aws:ses:eu-central-1:111122223333:identity/example.com",
+      "arn:aws:ses:eu-central-1:111122223333:configuration-set/outreach-test-email",
+    ]
+    error_message = "ses:SendEmail is allowed on the sender identity and the configuration set only."
+  }
+
+  assert {
+    condition     = output.worker_settings.environment.EMAIL_CONFIGURATION_SET == "outreach-test-email" && output.worker_settings.environment.EMAIL_SEND_GRACE_SECONDS == "3600"
+    error_message = "The worker sends with the module's configuration set and grace period."
+  }
+
+  assert {
+    condition     = jsondecode(aws_iam_role_policy.suppression_lookup.policy).Statement[0].Action == "ses:GetSuppressedDestination"
+    error_message = "The only statement on \"*\" is the suppression-list lookup."
+  }
+}
+
+run "a_failed_invocation_is_retried_twice_then_lands_in_the_email_dlq" {
+  command = plan
+
+  assert {
+    condition     = output.worker_async_invocation.maximum_retry_attempts == 2 && output.worker_async_invocation.on_failure_destination_arn == "arn:aws:sqs:eu-central-1:111122223333:outreach-test-email-dlq"
+    error_message = "The worker's event invoke config retries twice and then sends to the email DLQ."
+  }
+
+  assert {
+    condition     = output.worker_async_invocation.maximum_event_age_in_seconds == 3600
+    error_message = "An invocation older than the grace period is not retried."
+  }
+}
+
+run "the_email_dlq_keeps_14_days_encrypted_and_alarms_on_its_first_message" {
+  command = plan
+
+  assert {
+    condition     = aws_sqs_queue.dlq.message_retention_seconds == 1209600 && aws_sqs_queue.dlq.sqs_managed_sse_enabled
+    error_message = "The email DLQ keeps messages 14 days, encrypted."
+  }
+
+  assert {
+    condition = (
+      aws_cloudwatch_metric_alarm.dlq_not_empty.threshold == 1 &&
+      aws_cloudwatch_metric_alarm.dlq_not_empty.evaluation_periods == 1 &&
+      aws_cloudwatch_metric_alarm.dlq_not_empty.dimensions.QueueName == "outreach-test-email-dlq" &&
+      aws_cloudwatch_metric_alarm.dlq_not_empty.alarm_actions == toset(["arn:aws:sns:eu-central-1:111122223333:outreach-test-alarms"])
+    )
+    error_message = "The first message in the email DLQ alarms the alarm topic."
+  }
+}
+
+run "bounces_and_complaints_reach_an_event_destination" {
+  command = plan
+
+  assert {
+    condition     = toset(aws_sesv2_configuration_set_event_destination.bounces_and_complaints.event_destination[0].matching_event_types) == toset(["BOUNCE", "COMPLAINT"])
+    error_message = "The configuration set reports bounces and complaints."
+  }
+
+  assert {
+    condition     = aws_sesv2_configuration_set_event_destination.bounces_and_complaints.event_destination[0].event_bridge_destination[0].event_bus_arn == "arn:aws:events:eu-central-1:111122223333:event-bus/default"
+    error_message = "They go to the account's default event bus."
+  }
+
+  assert {
+    condition     = toset(aws_sesv2_configuration_set.this.suppression_options[0].suppressed_reasons) == toset(["BOUNCE", "COMPLAINT"])
+    error_message = "Bounced and complaining addresses are suppressed."
+  }
+}
+
+run "the_email_reconciler_runs_every_30_minutes_on_the_email_schedules" {
+  command = plan
+
+  assert {
+    condition     = module.reconciler.settings.handler == "outreach.reconcilers.email.lambda_handler" && var.reconciler.schedule_expression == "rate(30 minutes)"
+    error_message = "The email reconciler runs outreach.reconcilers.email every 30 minutes."
+  }
+
+  assert {
+    condition     = output.reconciler_settings.environment.EMAIL_SCHEDULE_GROUP == "outreach-test-email" && output.reconciler_settings.environment.EMAIL_WORKER_ARN == "arn:aws:lambda:eu-central-1:111122223333:function:outreach-test-email-worker"
+    error_message = "The reconciler recreates schedules in the email group, targeting the worker."
+  }
+
+  assert {
+    condition     = output.reconciler_thresholds.running_after_seconds == 180
+    error_message = "A Running email task is settled a minute after its lease (60 s timeout + 60 s margin) ended."
+  }
+
+  assert {
+    condition = [
+      for s in jsondecode(module.reconciler.policy_json).Statement : s.Resource if s.Sid == "ManageEmailSchedules"
+    ][0] == ["arn:aws:scheduler:eu-central-1:111122223333:schedule/outreach-test-email/*"]
+    error_message = "The reconciler manages the email group's schedules only."
+  }
+}
+
+run "a_grace_period_beyond_lambdas_event_age_limit_is_refused" {
+  command = plan
+
+  variables {
+    send_grace_seconds = 21601
+  }
+
+  expect_failures = [var.send_grace_seconds]
+}

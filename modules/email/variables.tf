@@ -1,0 +1,100 @@
+variable "name_prefix" {
+  description = "Prefix of every resource name (for example outreach-prod)."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]{1,30}$", var.name_prefix))
+    error_message = "name_prefix must be 2-31 characters of a-z, 0-9 and '-', starting with a letter."
+  }
+}
+
+variable "tasks_table" {
+  description = "The tasks table: name, ARN and the ARN of its open-tasks index."
+  type = object({
+    name                 = string
+    arn                  = string
+    open_tasks_index_arn = string
+  })
+}
+
+variable "packages" {
+  description = "Deployment zips from `make package` of the email worker and the email reconciler."
+  type = object({
+    worker     = string
+    reconciler = string
+  })
+}
+
+variable "sender_identity" {
+  description = "The SES identity campaigns send from: a domain (example.com) or an address; created here and verified through DNS or the address's inbox."
+  type        = string
+
+  validation {
+    condition     = can(regex("^([^@\\s]+@)?[a-z0-9.-]+\\.[a-z]{2,}$", lower(var.sender_identity)))
+    error_message = "sender_identity must be a domain or an e-mail address."
+  }
+}
+
+variable "send_grace_seconds" {
+  description = "How late an email may still go out after its send time; later it is Failed as too_late. Also the age limit of the worker's asynchronous events (60-21600 s)."
+  type        = number
+  default     = 3600
+  nullable    = false
+
+  validation {
+    condition     = var.send_grace_seconds >= 60 && var.send_grace_seconds <= 21600 && floor(var.send_grace_seconds) == var.send_grace_seconds
+    error_message = "send_grace_seconds must be a whole number from 60 to 21600 (Lambda's limit on an asynchronous event's age)."
+  }
+}
+
+variable "worker" {
+  description = "The email worker function; null settings take the defaults (60 s, 256 MB, unreserved concurrency, INFO)."
+  type = object({
+    timeout_seconds      = optional(number, 60)
+    memory_mb            = optional(number, 256)
+    reserved_concurrency = optional(number)
+    log_level            = optional(string, "INFO")
+  })
+  default  = {}
+  nullable = false
+}
+
+variable "reconciler" {
+  description = "The email reconciler; see modules/reconciler (every 30 minutes, 600 s timeout by default)."
+  type = object({
+    schedule_expression = optional(string, "rate(30 minutes)")
+    timeout_seconds     = optional(number, 600)
+    log_level           = optional(string, "INFO")
+  })
+  default  = {}
+  nullable = false
+}
+
+variable "dlq_message_retention_seconds" {
+  description = "How long the email DLQ keeps failed deliveries and invocations (60-1209600 s)."
+  type        = number
+  default     = 1209600
+  nullable    = false
+
+  validation {
+    condition     = var.dlq_message_retention_seconds >= 60 && var.dlq_message_retention_seconds <= 1209600
+    error_message = "dlq_message_retention_seconds must be between 60 and 1209600 (14 days)."
+  }
+}
+
+variable "powertools_metrics_namespace" {
+  description = "CloudWatch namespace of the functions' Powertools metrics."
+  type        = string
+}
+
+variable "log_retention_days" {
+  description = "Days CloudWatch keeps the functions' logs."
+  type        = number
+  default     = 30
+  nullable    = false
+}
+
+variable "alarm_actions" {
+  description = "ARNs notified by the DLQ and function alarms (the environment's SNS topic)."
+  type        = list(string)
+}

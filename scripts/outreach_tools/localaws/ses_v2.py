@@ -1,0 +1,213 @@
+"""SES v2 for the embedded AWS: the suppression list, configuration set event destinations, and a full
+record of every email sent.
+
+moto's SES v2 sends mail (keeping sender, recipients, subject and body) but leaves out what the email
+worker and Terraform rely on:
+
+- GetSuppressedDestination, PutSuppressedDestination and DeleteSuppressedDestination are not
+  implemented. SES keeps an account-level suppression list; with account-level suppression on it adds
+  addresses that hard-bounced or complained
+  (https://docs.aws.amazon.com/ses/latest/dg/sending-email-suppression-list.html), and
+  GetSuppressedDestination answers NotFoundException for an address that is not on it
+  (https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_GetSuppressedDestination.html).
+- Configuration set event destinations (Create/Get/Update/DeleteConfigurationSetEventDestination(s))
+  are not implemented, so Terraform cannot apply ``aws_sesv2_configuration_set_event_destination``
+  (https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_CreateConfigurationSetEventDestination.html:
+  NotFoundException for an unknown configuration set, AlreadyExistsException for a taken name).
+- SendEmail drops the custom headers (List-Unsubscribe), the reply-to addresses and the
+  configuration set name, so nothing can check them afterwards.
+
+The fix adds the missing actions to moto's SES v2 responses and records each accepted SendEmail
+request with its message id; ``sent_emails`` reads them back (in-process, or from the process running
+the embedded server). Installed by ``support_ses_v2`` (idempotent).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+_PATCHED = "__outreach_ses_v2__"
+_LOCK = threading.RLock()
+
+
+@dataclass(frozen=True)
+class SentEmail:
+    """One email SES accepted: its id and the SendEmail request's fields that matter."""
+
+    message_id: str
+    sender: str
+    to: tuple[str, ...]
+    subject: str
+    text: str
+    html: str
+    headers: dict[str, str]
+    reply_to: tuple[str, ...]
+    configuration_set: str | None
+
+
+def _state(backend: Any) -> dict[str, Any]:
+    """Per-backend (account and region) state, created on first use; moto's reset drops it."""
+    with _LOCK:
+        state = backend.__dict__.get("_outreach_ses")
+        if state is None:
+            state = {"suppressed": {}, "destinations": {}, "sent": []}
+            backend.__dict__["_outreach_ses"] = state
+        return state  # type: ignore[no-any-return]
+
+
+def sent_emails(region: str, account_id: str | None = None) -> list[SentEmail]:
+    """Every email the embedded SES accepted in ``region``, in the order they were sent."""
+    from moto.core.models import DEFAULT_ACCOUNT_ID
+    from moto.sesv2.models import sesv2_backends
+
+    backend = sesv2_backends[account_id or DEFAULT_ACCOUNT_ID][region]
+    with _LOCK:
+        return list(_state(backend)["sent"])
+
+
+def _not_found(message: str) -> Exception:
+    from moto.ses.exceptions import NotFoundException
+
+    return NotFoundException(message)
+
+
+def _already_exists(message: str) -> Exception:
+    from moto.core.exceptions import JsonRESTError
+
+    return JsonRESTError("AlreadyExistsException", message)
+
+
+def _configuration_set_exists(response: Any, name: str) -> None:
+    if name not in response.sesv2_backend.core_backend.config_sets:
+        raise _not_found(f"Configuration set <{name}> does not exist.")
+
+
+def _recorded(request: dict[str, Any], message_id: str) -> SentEmail:
+    simple = request.get("Content", {}).get("Simple", {})
+    body = simple.get("Body", {})
+    return SentEmail(
+        message_id=message_id,
+        sender=str(request.get("FromEmailAddress", "")),
+        to=tuple(request.get("Destination", {}).get("ToAddresses", [])),
+        subject=str(simple.get("Subject", {}).get("Data", "")),
+        text=str(body.get("Text", {}).get("Data", "")),
+        html=str(body.get("Html", {}).get("Data", "")),
+        headers={str(h["Name"]): str(h["Value"]) for h in simple.get("Headers", [])},
+        reply_to=tuple(request.get("ReplyToAddresses", [])),
+        configuration_set=request.get("ConfigurationSetName"),
+    )
+
+
+def _responses(original_send: Any) -> dict[str, Any]:
+    def send_email(self: Any) -> str:
+        request = json.loads(self.body)
+        name = request.get("ConfigurationSetName")
+        if name:
+            _configuration_set_exists(self, name)
+        result = original_send(self)
+        record = _recorded(request, json.loads(result)["MessageId"])
+        state = _state(self.sesv2_backend)
+        with _LOCK:
+            state["sent"].append(record)
+        return str(result)
+
+    def put_suppressed_destination(self: Any) -> str:
+        address = str(self._get_param("EmailAddress"))
+        reason = str(self._get_param("Reason"))
+        from moto.core.utils import utcnow
+
+        state = _state(self.sesv2_backend)
+        with _LOCK:
+            state["suppressed"][address.lower()] = {
+                "EmailAddress": address,
+                "Reason": reason,
+                "LastUpdateTime": utcnow().timestamp(),
+            }
+        return "{}"
+
+    def get_suppressed_destination(self: Any) -> str:
+        address = str(self._get_param("EmailAddress"))
+        state = _state(self.sesv2_backend)
+        with _LOCK:
+            found = state["suppressed"].get(address.lower())
+        if found is None:
+            raise _not_found(f"Email address {address} does not exist on your suppression list.")
+        return json.dumps({"SuppressedDestination": found})
+
+    def delete_suppressed_destination(self: Any) -> str:
+        address = str(self._get_param("EmailAddress"))
+        state = _state(self.sesv2_backend)
+        with _LOCK:
+            removed = state["suppressed"].pop(address.lower(), None)
+        if removed is None:
+            raise _not_found(f"Email address {address} does not exist on your suppression list.")
+        return "{}"
+
+    def create_configuration_set_event_destination(self: Any) -> str:
+        config_set = str(self._get_param("ConfigurationSetName"))
+        _configuration_set_exists(self, config_set)
+        name = str(self._get_param("EventDestinationName"))
+        destination = dict(self._get_param("EventDestination") or {})
+        state = _state(self.sesv2_backend)
+        with _LOCK:
+            per_set = state["destinations"].setdefault(config_set, {})
+            if name in per_set:
+                raise _already_exists(f"Event destination {name} already exists.")
+            per_set[name] = {"Name": name, "Enabled": False, **destination}
+        return "{}"
+
+    def get_configuration_set_event_destinations(self: Any) -> str:
+        config_set = str(self._get_param("ConfigurationSetName"))
+        _configuration_set_exists(self, config_set)
+        state = _state(self.sesv2_backend)
+        with _LOCK:
+            found = list(state["destinations"].get(config_set, {}).values())
+        return json.dumps({"EventDestinations": found})
+
+    def update_configuration_set_event_destination(self: Any) -> str:
+        config_set = str(self._get_param("ConfigurationSetName"))
+        _configuration_set_exists(self, config_set)
+        name = str(self._get_param("EventDestinationName"))
+        destination = dict(self._get_param("EventDestination") or {})
+        state = _state(self.sesv2_backend)
+        with _LOCK:
+            per_set = state["destinations"].get(config_set, {})
+            if name not in per_set:
+                raise _not_found(f"Event destination {name} does not exist.")
+            per_set[name] = {"Name": name, "Enabled": False, **destination}
+        return "{}"
+
+    def delete_configuration_set_event_destination(self: Any) -> str:
+        config_set = str(self._get_param("ConfigurationSetName"))
+        _configuration_set_exists(self, config_set)
+        name = str(self._get_param("EventDestinationName"))
+        state = _state(self.sesv2_backend)
+        with _LOCK:
+            if state["destinations"].get(config_set, {}).pop(name, None) is None:
+                raise _not_found(f"Event destination {name} does not exist.")
+        return "{}"
+
+    return {
+        "send_email": send_email,
+        "put_suppressed_destination": put_suppressed_destination,
+        "get_suppressed_destination": get_suppressed_destination,
+        "delete_suppressed_destination": delete_suppressed_destination,
+        "create_configuration_set_event_destination": create_configuration_set_event_destination,
+        "get_configuration_set_event_destinations": get_configuration_set_event_destinations,
+        "update_configuration_set_event_destination": update_configuration_set_event_destination,
+        "delete_configuration_set_event_destination": delete_configuration_set_event_destination,
+    }
+
+
+def support_ses_v2() -> None:
+    """Install the actions on moto's SES v2 responses (in-process and server mode). Idempotent."""
+    from moto.sesv2.responses import SESV2Response
+
+    if getattr(SESV2Response, _PATCHED, False):
+        return
+    for name, method in _responses(SESV2Response.send_email).items():
+        setattr(SESV2Response, name, method)
+    setattr(SESV2Response, _PATCHED, True)
