@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import boto3
 import pytest
 
-from outreach import task_store
+from outreach import clock, email_worker, task_store
 from outreach.email_task import email_schedule_name, email_task_id
 from outreach.results import store_result
 from outreach.task_model import Status
 from outreach_tools.cli.targets import resolve
+from outreach_tools.localaws.ses_v2 import sent_emails, support_ses_v2
 from tests.support.aws import REGION, Resources
+from tests.support.lambda_context import FakeContext
 from tests.unit.cli.conftest import OPERATOR, Run, as_json, finish_task
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
@@ -337,3 +342,65 @@ def test_a_start_in_the_past_is_refused(run: Run, resources: Resources, email_fl
     assert result.exit_code == 2
     assert "--start 2020-01-06T09:00:00 is in the past" in result.stderr
     assert _email_items(resources) == []
+
+
+# ---- what the worker makes of a scheduled campaign ---------------------------------------------
+
+SES_CONFIGURATION_SET = "outreach-test-email"
+
+
+@pytest.fixture
+def ses(resources: Resources, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[float]]:
+    """SES with the example campaign's sending domain verified; the clock (``now[0]``) settable."""
+    support_ses_v2()
+    ses = boto3.client("sesv2", region_name=REGION)
+    ses.create_email_identity(EmailIdentity="mail.acme.example")
+    ses.create_configuration_set(ConfigurationSetName=SES_CONFIGURATION_SET)
+    monkeypatch.setenv("EMAIL_CONFIGURATION_SET", SES_CONFIGURATION_SET)
+    now = [datetime.fromisoformat(START).replace(tzinfo=ZoneInfo("Europe/Berlin")).timestamp() - 3600]
+    clock.set_time_source(lambda: now[0])
+    yield now
+    clock.set_time_source(None)
+
+
+def _fire_due_schedules(now: float) -> list[dict[str, Any]]:
+    """Invoke the worker with the input of every schedule due by ``now``, as Scheduler would; the
+    inputs it was invoked with."""
+    scheduler = boto3.client("scheduler", region_name=REGION)
+    fired = []
+    for listed in scheduler.list_schedules(GroupName=GROUP)["Schedules"]:
+        schedule = scheduler.get_schedule(Name=listed["Name"], GroupName=GROUP)
+        zone = ZoneInfo(schedule["ScheduleExpressionTimezone"])
+        due = datetime.fromisoformat(schedule["ScheduleExpression"].removeprefix("at(").removesuffix(")"))
+        if due.replace(tzinfo=zone).timestamp() <= now:
+            event = json.loads(schedule["Target"]["Input"])
+            email_worker.lambda_handler(event, FakeContext())
+            scheduler.delete_schedule(Name=listed["Name"], GroupName=GROUP)  # ActionAfterCompletion DELETE
+            fired.append(event)
+    return fired
+
+
+def test_scheduled_first_step_is_sent_as_rendered_and_counted_by_status(
+    run: Run, resources: Resources, email_flags: list[str], ses: list[float]
+) -> None:
+    as_json(_schedule(run, email_flags))
+    ses[0] = datetime(2027, 3, 1, 9, 5, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
+    fired = _fire_due_schedules(ses[0])
+    assert len(fired) == 3
+    sent = sorted(sent_emails(REGION), key=lambda e: e.to)
+    assert [(e.to, e.subject) for e in sent] == [
+        (("hello@contoso.example",), "A question about Contoso"),
+        (("info@northwind.example",), "A question about Northwind Traders"),
+        (("sales@fabrikam.example",), "A question about Fabrikam"),
+    ]
+    assert sent[1].sender == "Acme Partnerships <partners@mail.acme.example>"
+    assert sent[1].text.startswith("Hello Anna,")
+    assert sent[1].headers["List-Unsubscribe"] == (
+        "<mailto:unsubscribe@mail.acme.example?subject=unsubscribe%20info%40northwind.example>"
+    )
+    status = as_json(run("campaign", "status", CAMPAIGN_ID, extra=["--json"]))
+    assert [(s["step"], s["Finished"], s["Pending"]) for s in status["steps"]] == [(1, 3, 0), (2, 0, 3)]
+    # Each invocation delivered again (Scheduler's and Lambda's retries) sends nothing more.
+    for event in fired:
+        email_worker.lambda_handler(event, FakeContext(aws_request_id="again"))
+    assert len(sent_emails(REGION)) == 3
