@@ -3,11 +3,12 @@
 #
 #   tasks table --stream--> stream-dispatch (lambda | pipe) --> scrape queue --> scraper
 #                                                                  `--> DLQ (alarm)
+#   email tasks --one-time schedules--> email worker --> SES          (modules/email)
+#                                         `--> email DLQ (alarm)
 #
-# Later stages attach here the same way: an email-scheduling module (email worker and its
-# EventBridge Scheduler schedules) and a reconcilers module (EventBridge rules every 5 and 30
-# minutes). Both invoke Lambda asynchronously, so their functions pass `async_invocation` to
-# modules/lambda-function for finite retries and an on-failure destination.
+# The reconcilers (EventBridge rules every 5 and 30 minutes) and the email schedules invoke Lambda
+# asynchronously, so their functions pass `async_invocation` to modules/lambda-function for finite
+# retries and an on-failure destination.
 
 data "aws_caller_identity" "current" {}
 data "aws_region" "current" {}
@@ -119,6 +120,29 @@ module "scrape_reconciler" {
   ]
 }
 
+# Timed campaign email: schedules, worker, email DLQ, SES configuration set, email reconciler.
+module "email" {
+  source = "../email"
+
+  name_prefix = local.name_prefix
+  tasks_table = {
+    name                 = module.tasks_table.name
+    arn                  = module.tasks_table.arn
+    open_tasks_index_arn = module.tasks_table.open_tasks_index_arn
+  }
+  packages = {
+    worker     = var.packages.email_worker
+    reconciler = var.packages.email_reconciler
+  }
+  sender_identity              = var.email.sender_identity
+  send_grace_seconds           = var.email.send_grace_seconds
+  worker                       = var.email.worker
+  reconciler                   = var.email.reconciler
+  powertools_metrics_namespace = local.metrics_namespace
+  log_retention_days           = var.log_retention_days
+  alarm_actions                = local.alarm_actions
+}
+
 module "dashboard" {
   source = "../dashboard"
 
@@ -129,11 +153,15 @@ module "dashboard" {
     module.scrape_pipeline.dlq_name,
     module.stream_dispatch.pipe_dlq_name,
     module.scrape_reconciler.dlq_name,
+    module.email.dlq_name,
+    module.email.reconciler_dlq_name,
   ])
   function_names = compact([
     module.stream_dispatch.dispatcher_function_name,
     module.scrape_pipeline.scraper_function_name,
     module.scrape_reconciler.function_name,
+    module.email.worker_function_name,
+    module.email.reconciler_function_name,
   ])
   scraper = {
     function_name       = module.scrape_pipeline.scraper_function_name

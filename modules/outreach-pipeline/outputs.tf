@@ -70,7 +70,7 @@ output "dashboard_name" {
 
 output "alarm_arns" {
   description = "Every alarm of the environment."
-  value       = concat(module.scrape_pipeline.alarm_arns, module.stream_dispatch.alarm_arns)
+  value       = concat(module.scrape_pipeline.alarm_arns, module.stream_dispatch.alarm_arns, module.email.alarm_arns)
 }
 
 output "scraper_settings" {
@@ -109,4 +109,54 @@ output "reconciler_thresholds" {
 output "results_expiration_days" {
   description = "Days after which scrape results expire (null: kept)."
   value       = var.results_expiration_days
+}
+
+output "email_sender_identity" {
+  description = "The SES identity campaigns send from."
+  value       = module.email.sender_identity
+}
+
+output "email_configuration_set" {
+  description = "The SES configuration set campaign emails are sent with."
+  value       = module.email.configuration_set_name
+}
+
+output "email_schedule_group" {
+  description = "The Scheduler group of the one-time email schedules."
+  value       = module.email.schedule_group_name
+}
+
+output "email_worker_arn" {
+  description = "The email worker, the target of every email schedule."
+  value       = module.email.worker_function_arn
+}
+
+output "email_scheduler_role_arn" {
+  description = "The role email schedules invoke the worker with."
+  value       = module.email.scheduler_role_arn
+}
+
+output "email_dlq_arn" {
+  description = "The email DLQ: deliveries and invocations given up on."
+  value       = module.email.dlq_arn
+}
+
+output "email_dlq_url" {
+  description = "The email DLQ's URL."
+  value       = module.email.dlq_url
+}
+
+output "email_worker_function_name" {
+  description = "The email worker's function name."
+  value       = module.email.worker_function_name
+}
+
+output "email_reconciler_function_name" {
+  description = "The email reconciler's function name."
+  value       = module.email.reconciler_function_name
+}
+
+output "email_reconciler_thresholds" {
+  description = "Seconds an email task must stay unchanged before the email reconciler acts."
+  value       = module.email.reconciler_thresholds
 }

@@ -14,6 +14,8 @@ variable "packages" {
     scraper           = string
     dispatcher        = optional(string)
     scrape_reconciler = string
+    email_worker      = string
+    email_reconciler  = string
   })
 }
 
@@ -152,4 +154,23 @@ variable "pipe_source_settle_seconds" {
   description = "Pipe mode: the one-time wait before the pipe is created; null takes modules/stream-dispatch's default (0 only on an emulator without IAM)."
   type        = number
   default     = null
+}
+
+variable "email" {
+  description = "Timed campaign email (see modules/email): the SES identity campaigns send from, and optional settings that take modules/email's defaults when left out (null)."
+  type = object({
+    sender_identity    = string
+    send_grace_seconds = optional(number)
+    worker = optional(object({
+      timeout_seconds      = optional(number)
+      memory_mb            = optional(number)
+      reserved_concurrency = optional(number)
+      log_level            = optional(string)
+    }), {})
+    reconciler = optional(object({
+      schedule_expression = optional(string)
+      timeout_seconds     = optional(number)
+      log_level           = optional(string)
+    }), {})
+  })
 }

@@ -55,6 +55,8 @@ FUNCTIONS: Mapping[str, str] = {
     "dispatcher": "outreach.dispatcher.lambda_handler",
     "scraper": "outreach.scraper.lambda_handler",
     "scrape_reconciler": "outreach.reconcilers.scrape.lambda_handler",
+    "email_worker": "outreach.email_worker.lambda_handler",
+    "email_reconciler": "outreach.reconcilers.email.lambda_handler",
 }
 
 # The Lambda python3.12 runtime ships these; packaging them would only shadow the runtime's copy.

@@ -367,9 +367,9 @@ def test_every_failure_place_of_the_environment_alarms_the_alarm_topic(applied: 
     outputs = applied.lambda_mode if mode == "lambda" else applied.pipe_mode
     topic = outputs["alarm_topic_arn"]
     queues, buckets = _failure_places(applied, outputs)
-    # every mode has the scrape DLQ and the reconciler's DLQ; lambda mode the failure bucket, pipe
-    # mode the pipe's DLQ
-    assert len(queues) == (2 if mode == "lambda" else 3) and len(buckets) == (1 if mode == "lambda" else 0)
+    # every mode has the scrape DLQ, the two reconcilers' DLQs and the email DLQ; lambda mode the
+    # failure bucket, pipe mode the pipe's DLQ
+    assert len(queues) == (4 if mode == "lambda" else 5) and len(buckets) == (1 if mode == "lambda" else 0)
     alarms = applied.client("cloudwatch").describe_alarms()["MetricAlarms"]
     for queue in queues:
         name = queue.rsplit(":", 1)[1]
@@ -412,3 +412,33 @@ def test_the_scrape_reconciler_runs_every_5_minutes_with_derived_thresholds(appl
     assert environment["MAX_TASK_ATTEMPTS"] == "6"
     policy = json.loads(lam.get_policy(FunctionName=name)["Policy"])
     assert [s["Principal"] for s in policy["Statement"]] == [{"Service": "events.amazonaws.com"}]
+
+
+def test_the_email_stage_applies_with_its_schedule_group_configuration_set_and_event_destination(
+    applied: Applied,
+) -> None:
+    outputs = applied.lambda_mode
+    lam, sqs = applied.client("lambda"), applied.client("sqs")
+    scheduler, ses = applied.client("scheduler"), applied.client("sesv2")
+    assert scheduler.get_schedule_group(Name=outputs["email_schedule_group"])["State"] == "ACTIVE"
+    identity = ses.get_email_identity(EmailIdentity=outputs["email_sender_identity"])
+    assert identity["ConfigurationSetName"] == outputs["email_configuration_set"]
+    [destination] = ses.get_configuration_set_event_destinations(
+        ConfigurationSetName=outputs["email_configuration_set"]
+    )["EventDestinations"]
+    assert destination["Enabled"] and sorted(destination["MatchingEventTypes"]) == ["BOUNCE", "COMPLAINT"]
+    worker = lam.get_function_configuration(FunctionName=outputs["email_worker_arn"])
+    assert worker["Handler"] == "outreach.email_worker.lambda_handler"
+    assert worker["Environment"]["Variables"]["EMAIL_CONFIGURATION_SET"] == outputs["email_configuration_set"]
+    invoke = lam.get_function_event_invoke_config(FunctionName=outputs["email_worker_arn"])
+    assert invoke["MaximumRetryAttempts"] == 2
+    assert invoke["DestinationConfig"]["OnFailure"]["Destination"] == outputs["email_dlq_arn"]
+    dlq_url = sqs.get_queue_url(QueueName=outputs["email_dlq_arn"].rsplit(":", 1)[1])["QueueUrl"]
+    attributes = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["All"])["Attributes"]
+    assert attributes["MessageRetentionPeriod"] == "1209600" and attributes["SqsManagedSseEnabled"] == "true"
+    reconciler = _pipeline(applied)["email_reconciler_function_name"]
+    rule = applied.client("events").describe_rule(Name=reconciler)
+    assert rule["ScheduleExpression"] == "rate(30 minutes)"
+    environment = lam.get_function_configuration(FunctionName=reconciler)["Environment"]["Variables"]
+    assert environment["EMAIL_SCHEDULE_GROUP"] == outputs["email_schedule_group"]
+    assert environment["EMAIL_SCHEDULER_ROLE_ARN"] == outputs["email_scheduler_role_arn"]

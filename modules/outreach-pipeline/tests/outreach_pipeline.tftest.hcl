@@ -27,8 +27,11 @@ variables {
     scraper           = "../../tests/terraform/fixtures/packages/scraper.zip"
     dispatcher        = "../../tests/terraform/fixtures/packages/dispatcher.zip"
     scrape_reconciler = "../../tests/terraform/fixtures/packages/scrape_reconciler.zip"
+    email_worker      = "../../tests/terraform/fixtures/packages/email_worker.zip"
+    email_reconciler  = "../../tests/terraform/fixtures/packages/email_reconciler.zip"
   }
   alarm_topic_arn = "arn:aws:sns:eu-central-1:111122223333:outreach-test-alarms"
+  email           = { sender_identity = "example.com" }
 }
 
 run "names_every_resource_after_the_environment" {
@@ -116,6 +119,8 @@ run "pipe_mode_needs_no_dispatcher_package" {
     packages = {
       scraper           = "../../tests/terraform/fixtures/packages/scraper.zip"
       scrape_reconciler = "../../tests/terraform/fixtures/packages/scrape_reconciler.zip"
+      email_worker      = "../../tests/terraform/fixtures/packages/email_worker.zip"
+      email_reconciler  = "../../tests/terraform/fixtures/packages/email_reconciler.zip"
     }
   }
 
@@ -159,5 +164,28 @@ run "the_scrape_reconciler_gets_thresholds_derived_from_the_applied_settings" {
       output.reconciler_thresholds.running_after_seconds == 6000 + 420 + 60
     )
     error_message = "Thresholds follow the stream's record age and the queue's visibility, not fixed numbers."
+  }
+}
+
+run "the_email_stage_is_wired_with_its_defaults" {
+  command = plan
+
+  assert {
+    condition = (
+      output.email_schedule_group == "outreach-test-email" &&
+      output.email_configuration_set == "outreach-test-email" &&
+      output.email_sender_identity == "example.com"
+    )
+    error_message = "The email stage is named after the environment and sends as the configured identity."
+  }
+
+  assert {
+    condition     = module.email.worker_settings.timeout == 60 && module.email.reconciler_thresholds.running_after_seconds == 180
+    error_message = "Email settings left out take modules/email's defaults."
+  }
+
+  assert {
+    condition     = module.email.worker_settings.environment.TASKS_TABLE == "outreach-test-tasks"
+    error_message = "The email worker works on the environment's tasks table."
   }
 }

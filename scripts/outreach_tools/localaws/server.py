@@ -18,6 +18,7 @@ from typing import Any
 from outreach_tools.localaws.clock import VirtualClock, install_in_moto
 from outreach_tools.localaws.dynamodb_transactions import make_transactions_atomic
 from outreach_tools.localaws.filter_validation import refuse_invalid_filter_patterns
+from outreach_tools.localaws.ses_v2 import support_ses_v2
 from outreach_tools.localaws.sqs_message_move import support_message_move_tasks
 
 DEFAULT_PORT = 4566
@@ -117,6 +118,7 @@ def embedded_aws(port: int | None = None, clock: VirtualClock | None = None) -> 
     make_transactions_atomic()
     support_message_move_tasks()
     refuse_invalid_filter_patterns()
+    support_ses_v2()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     if clock is not None:
         install_in_moto(clock)

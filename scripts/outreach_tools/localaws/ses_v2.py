@@ -1,5 +1,5 @@
-"""SES v2 for the embedded AWS: the suppression list, configuration set event destinations, and a full
-record of every email sent.
+"""SES v2 for the embedded AWS: the suppression list, configuration set event destinations, the
+configuration set as AWS returns it, and a full record of every email sent.
 
 moto's SES v2 sends mail (keeping sender, recipients, subject and body) but leaves out what the email
 worker and Terraform rely on:
@@ -16,6 +16,10 @@ worker and Terraform rely on:
   NotFoundException for an unknown configuration set, AlreadyExistsException for a taken name).
 - SendEmail drops the custom headers (List-Unsubscribe), the reply-to addresses and the
   configuration set name, so nothing can check them afterwards.
+- GetConfigurationSet nests the stored SendingOptions in itself
+  (``{"SendingEnabled": {"SendingEnabled": true}}``), which the AWS provider cannot decode; AWS
+  answers ``{"SendingEnabled": true}``, true when it was never set
+  (https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_GetConfigurationSet.html).
 
 The fix adds the missing actions to moto's SES v2 responses and records each accepted SendEmail
 request with its message id; ``sent_emails`` reads them back (in-process, or from the process running
@@ -101,7 +105,14 @@ def _recorded(request: dict[str, Any], message_id: str) -> SentEmail:
     )
 
 
-def _responses(original_send: Any) -> dict[str, Any]:
+def _responses(original_send: Any, original_get_configuration_set: Any) -> dict[str, Any]:
+    def get_configuration_set(self: Any) -> str:
+        body = json.loads(original_get_configuration_set(self))
+        enabled = body.get("SendingOptions", {}).get("SendingEnabled")
+        if isinstance(enabled, dict):
+            body["SendingOptions"] = {"SendingEnabled": bool(enabled.get("SendingEnabled", True))}
+        return json.dumps(body)
+
     def send_email(self: Any) -> str:
         request = json.loads(self.body)
         name = request.get("ConfigurationSetName")
@@ -191,6 +202,7 @@ def _responses(original_send: Any) -> dict[str, Any]:
         return "{}"
 
     return {
+        "get_configuration_set": get_configuration_set,
         "send_email": send_email,
         "put_suppressed_destination": put_suppressed_destination,
         "get_suppressed_destination": get_suppressed_destination,
@@ -202,12 +214,26 @@ def _responses(original_send: Any) -> dict[str, Any]:
     }
 
 
+# moto's catch-all "/v2/.*" route only works in-process: its server turns it into a literal path, so
+# the server needs each added action's path (from the API reference's request syntax).
+_PATHS = (
+    "{0}/v2/email/suppression/addresses/(?P<EmailAddress>[^/]+)$",
+    "{0}/v2/email/suppression/addresses$",
+    "{0}/v2/email/configuration-sets/(?P<ConfigurationSetName>[^/]+)/event-destinations$",
+    "{0}/v2/email/configuration-sets/(?P<ConfigurationSetName>[^/]+)/event-destinations/"
+    "(?P<EventDestinationName>[^/]+)$",
+)
+
+
 def support_ses_v2() -> None:
     """Install the actions on moto's SES v2 responses (in-process and server mode). Idempotent."""
+    from moto.sesv2 import urls
     from moto.sesv2.responses import SESV2Response
 
     if getattr(SESV2Response, _PATCHED, False):
         return
-    for name, method in _responses(SESV2Response.send_email).items():
+    for path in _PATHS:
+        urls.url_paths.setdefault(path, SESV2Response.dispatch)
+    for name, method in _responses(SESV2Response.send_email, SESV2Response.get_configuration_set).items():
         setattr(SESV2Response, name, method)
     setattr(SESV2Response, _PATCHED, True)

@@ -47,3 +47,8 @@ variable "results_expiration_days" {
   type        = number
   default     = 30
 }
+
+variable "email_sender_identity" {
+  description = "SES identity (domain or address) campaign emails are sent from; verify it in SES (DNS records or the address's inbox) after the first apply. Set it in an uncommitted *.auto.tfvars."
+  type        = string
+}

@@ -23,6 +23,7 @@ provider "aws" {
     pipes      = var.endpoint
     s3         = var.endpoint
     scheduler  = var.endpoint
+    sesv2      = var.endpoint
     sns        = var.endpoint
     sqs        = var.endpoint
     sts        = var.endpoint
@@ -57,7 +58,10 @@ module "pipeline" {
     scraper           = "${local.package_dir}/scraper.zip"
     dispatcher        = "${local.package_dir}/dispatcher.zip"
     scrape_reconciler = "${local.package_dir}/scrape_reconciler.zip"
+    email_worker      = "${local.package_dir}/email_worker.zip"
+    email_reconciler  = "${local.package_dir}/email_reconciler.zip"
   }
+  email              = { sender_identity = var.email_sender_identity }
   alarm_topic_arn    = module.alarm_topic.topic_arn
   log_retention_days = var.log_retention_days
 

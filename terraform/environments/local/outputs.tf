@@ -7,3 +7,33 @@ output "alarm_topic_arn" {
   description = "SNS topic every alarm notifies."
   value       = module.alarm_topic.topic_arn
 }
+
+output "email_sender_identity" {
+  description = "SES identity campaign emails are sent from."
+  value       = module.pipeline.email_sender_identity
+}
+
+output "email_configuration_set" {
+  description = "SES configuration set campaign emails are sent with."
+  value       = module.pipeline.email_configuration_set
+}
+
+output "email_schedule_group" {
+  description = "EventBridge Scheduler group of the one-time email schedules."
+  value       = module.pipeline.email_schedule_group
+}
+
+output "email_worker_arn" {
+  description = "Email worker, the target of every email schedule."
+  value       = module.pipeline.email_worker_arn
+}
+
+output "email_scheduler_role_arn" {
+  description = "Role the email schedules invoke the worker with."
+  value       = module.pipeline.email_scheduler_role_arn
+}
+
+output "email_dlq_arn" {
+  description = "Email DLQ of the schedules and the worker."
+  value       = module.pipeline.email_dlq_arn
+}

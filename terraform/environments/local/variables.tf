@@ -44,3 +44,9 @@ variable "log_retention_days" {
   type        = number
   default     = 1
 }
+
+variable "email_sender_identity" {
+  description = "SES identity campaigns send from; the emulator accepts any (.test is reserved for testing)."
+  type        = string
+  default     = "outreach.test"
+}

@@ -33,7 +33,10 @@ module "pipeline" {
     scraper           = "${local.package_dir}/scraper.zip"
     dispatcher        = "${local.package_dir}/dispatcher.zip"
     scrape_reconciler = "${local.package_dir}/scrape_reconciler.zip"
+    email_worker      = "${local.package_dir}/email_worker.zip"
+    email_reconciler  = "${local.package_dir}/email_reconciler.zip"
   }
+  email              = { sender_identity = var.email_sender_identity }
   alarm_topic_arn    = local.alarm_topic_arn
   log_retention_days = var.log_retention_days
 

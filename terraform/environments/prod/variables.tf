@@ -51,3 +51,8 @@ variable "log_retention_days" {
   description = "Days CloudWatch keeps function logs."
   type        = number
 }
+
+variable "email_sender_identity" {
+  description = "SES identity (domain or address) campaign emails are sent from; verify it in SES (DNS records or the address's inbox) after the first apply. Set it in an uncommitted *.auto.tfvars."
+  type        = string
+}

@@ -6,7 +6,8 @@ mock_provider "aws" {
 }
 
 variables {
-  package_dir = "../../../tests/terraform/fixtures/packages"
+  email_sender_identity = "example.com"
+  package_dir           = "../../../tests/terraform/fixtures/packages"
 }
 
 run "dev_runs_20_scrapers_with_the_production_function_settings" {
@@ -51,5 +52,18 @@ run "dev_results_expire_after_30_days" {
   assert {
     condition     = var.results_expiration_days == 30 && module.pipeline.results_expiration_days == 30
     error_message = "dev keeps scrape results for 30 days, not forever."
+  }
+}
+
+run "dev_exposes_what_an_email_schedule_needs" {
+  command = plan
+
+  assert {
+    condition = (
+      output.email_sender_identity == "example.com" &&
+      output.email_configuration_set == "outreach-dev-email" &&
+      output.email_schedule_group == "outreach-dev-email"
+    )
+    error_message = "The root outputs name the email stage the CLI schedules campaigns on."
   }
 }

@@ -41,3 +41,12 @@ run "refuses_an_endpoint_off_loopback" {
 
   expect_failures = [var.endpoint]
 }
+
+run "local_sends_email_as_a_reserved_test_domain" {
+  command = plan
+
+  assert {
+    condition     = output.email_sender_identity == "outreach.test" && output.email_schedule_group == "outreach-local-email"
+    error_message = "The local root sends as outreach.test from the outreach-local-email schedule group."
+  }
+}

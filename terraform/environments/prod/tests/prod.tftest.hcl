@@ -6,8 +6,9 @@ mock_provider "aws" {
 }
 
 variables {
-  package_dir  = "../../../tests/terraform/fixtures/packages"
-  alarm_emails = ["oncall@example.com"]
+  email_sender_identity = "example.com"
+  package_dir           = "../../../tests/terraform/fixtures/packages"
+  alarm_emails          = ["oncall@example.com"]
 }
 
 run "prod_runs_140_scrapers_of_420_seconds_and_1536_mb" {
