@@ -59,7 +59,9 @@ def placeholder_name(column: str) -> str:
     return _NOT_NAME.sub("_", column.strip().lower()).strip("_")
 
 
-def _admit(result: Recipients, seen: dict[str, int], row: int, source: str, raw: str, values: Any) -> None:
+def _admit(
+    result: Recipients, seen: dict[str, int], row: int, source: str, raw: str, values: Mapping[str, str]
+) -> None:
     address = raw.strip()
     if not address:
         result.rejected.append(RejectedRow(row, source, raw, "no e-mail address"))
