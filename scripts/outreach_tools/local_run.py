@@ -4,8 +4,9 @@
    virtual clock, ``terraform/environments/local`` applied to it, pollers, web farm);
 2. creates a job of ``--sites`` farm sites with ``outreach job create`` and follows it with the same
    progress display ``outreach job status --watch`` shows an operator;
-3. ends with ``outreach job status --json``, checks its numbers against the table, prints a report
-   and exits 0 only if every task is terminal and nothing was lost.
+3. ends with ``outreach job status --json``, checks its numbers against the table, prints a report;
+4. sends a two-step campaign to the addresses the job found (``local_campaign``) and reports it;
+   exits 0 only if every task is terminal, nothing was lost and each sent email task gave one email.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from rich.console import Console
 
 from outreach_tools.cli.app import main as outreach
 from outreach_tools.cli.job_view import live_progress, show_progress
+from outreach_tools.local_campaign import report_lines as campaign_report_lines
+from outreach_tools.local_campaign import run_campaign
 from outreach_tools.localaws.pipeline import STATUSES, TERMINAL, FollowTimeout, LocalPipeline, local_pipeline
 from outreach_tools.localaws.server import DEFAULT_PORT
 from outreach_tools.terraform_cli import TerraformError
@@ -234,12 +237,16 @@ def main(argv: list[str] | None = None) -> int:
             status = job_status(stack, job_id)
             report = build_report(stack, job_id, len(stack.farm.urls()), job_started, status)
             print_report(report)
+            report["campaign"] = run_campaign(stack, outreach_command, job_id, timeout=args.timeout)
+            print("\n".join(campaign_report_lines(report["campaign"])))
             if args.report_json:
                 args.report_json.write_text(json.dumps(report, indent=2, default=str))
     except TerraformError as exc:
         print(str(exc), file=sys.stderr)
         return 2
-    return 0 if report["lost"] == 0 and report["status_matches_rows"] else 1
+    campaign = report["campaign"]
+    campaign_ok = campaign["still_open"] == 0 and campaign["one_email_per_sent_task"]
+    return 0 if report["lost"] == 0 and report["status_matches_rows"] and campaign_ok else 1
 
 
 if __name__ == "__main__":

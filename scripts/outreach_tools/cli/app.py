@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 from botocore.exceptions import BotoCoreError, ClientError
 
-from outreach_tools.cli import dlq, failures, jobs, scraper, tasks
+from outreach_tools.cli import campaigns, dlq, failures, jobs, scraper, tasks
 from outreach_tools.cli.output import Session
 from outreach_tools.cli.targets import resolve
 
@@ -32,6 +32,11 @@ from outreach_tools.cli.targets import resolve
 @click.option("--failure-bucket", help="Bucket of the stream mapping's failure records.")
 @click.option("--pipe-dlq-url", help="Dispatch pipe DLQ URL.")
 @click.option("--reconciler-dlq-url", help="Reconciler DLQ URL.")
+@click.option("--email-schedule-group", help="EventBridge Scheduler group of the email schedules.")
+@click.option("--email-worker-arn", help="Email worker function ARN (the schedules' target).")
+@click.option("--email-scheduler-role-arn", help="Role the schedules assume to invoke the worker.")
+@click.option("--email-dlq-arn", help="Email DLQ ARN (the schedules' dead-letter queue).")
+@click.option("--email-sender-identity", help="SES identity (domain or address) campaigns send from.")
 @click.option("--endpoint-url", envvar="AWS_ENDPOINT_URL", help="AWS endpoint (the embedded AWS).")
 @click.option("--region", envvar="AWS_DEFAULT_REGION", help="AWS region.")
 @click.option("--json", "as_json", is_flag=True, help="Print exact JSON instead of tables.")
@@ -44,7 +49,7 @@ def cli(
     as_json: bool,
     **overrides: str | None,
 ) -> None:
-    """Create and watch scrape jobs, and handle what lands in the dead-letter places."""
+    """Create and watch scrape jobs and email campaigns, and handle what lands in the dead-letter places."""
     targets = resolve(env, overrides, state=state)
     targets.activate()
     ctx.obj = Session(targets=targets, as_json=as_json)
@@ -55,6 +60,7 @@ cli.add_command(tasks.task)
 cli.add_command(dlq.dlq)
 cli.add_command(failures.failures)
 cli.add_command(scraper.scraper)
+cli.add_command(campaigns.campaign)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

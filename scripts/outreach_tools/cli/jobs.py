@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,8 @@ CREATE_CHUNK = 900
 _BATCH_GET_LIMIT = 100
 
 
-def _progress(s: Session) -> Progress:
+def progress_bar(s: Session) -> Progress:
+    """A progress bar on stderr (none with --json)."""
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -54,22 +55,37 @@ def job() -> None:
 # ---- create -----------------------------------------------------------------------------------
 
 
-def existing_task_ids(task_ids: Sequence[str]) -> set[str]:
-    """Which of ``task_ids`` already have a row (BatchGetItem, 100 keys a call)."""
+def task_rows(task_ids: Sequence[str], attributes: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+    """The rows of ``task_ids`` that exist, with ``task_id`` and ``attributes`` only, as DynamoDB
+    attribute values (BatchGetItem, 100 keys a call, consistent reads)."""
     table_name = config.tasks_table()
-    found: set[str] = set()
+    names = {f"#a{i}": name for i, name in enumerate(["task_id", *attributes])}
+    found: dict[str, dict[str, Any]] = {}
     for start in range(0, len(task_ids), _BATCH_GET_LIMIT):
         keys: list[dict[str, Any]] = [
             {"task_id": {"S": tid}} for tid in task_ids[start : start + _BATCH_GET_LIMIT]
         ]
         while keys:
             response = clients.dynamodb().batch_get_item(
-                RequestItems={table_name: {"Keys": keys, "ProjectionExpression": "task_id"}}
+                RequestItems={
+                    table_name: {
+                        "Keys": keys,
+                        "ProjectionExpression": ", ".join(names),
+                        "ExpressionAttributeNames": names,
+                        "ConsistentRead": True,
+                    }
+                }
             )
-            found.update(item["task_id"]["S"] for item in response.get("Responses", {}).get(table_name, []))
+            for item in response.get("Responses", {}).get(table_name, []):
+                found[item["task_id"]["S"]] = dict(item)
             unprocessed = response.get("UnprocessedKeys", {})
             keys = list(unprocessed[table_name]["Keys"]) if table_name in unprocessed else []
     return found
+
+
+def existing_task_ids(task_ids: Sequence[str]) -> set[str]:
+    """Which of ``task_ids`` already have a row."""
+    return set(task_rows(task_ids))
 
 
 def _bad_lines_report(sites: SitesFile) -> list[dict[str, Any]]:
@@ -154,7 +170,7 @@ def _write_job(
         created_by=operator_name(operator),
     )
     created = existing = 0
-    with _progress(s) as bar:
+    with progress_bar(s) as bar:
         step = bar.add_task(f"job {job_id}", total=len(sites.urls))
         for start in range(0, len(sites.urls), CREATE_CHUNK):
             chunk = sites.urls[start : start + CREATE_CHUNK]
@@ -340,6 +356,22 @@ def _csv_item(value: Any) -> str:
     return str(value)
 
 
+def result_keys(bucket: str, job_id: str) -> list[str]:
+    """The keys of the job's results in ``bucket`` (one per finished task), sorted."""
+    prefix = f"results/{job_id}/"
+    return sorted(
+        obj["Key"]
+        for page in clients.s3().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+        for obj in page.get("Contents", [])
+    )
+
+
+def result_documents(bucket: str, keys: Sequence[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(key, result document)`` for each of ``keys``, read one at a time."""
+    for key in keys:
+        yield key, json.loads(clients.s3().get_object(Bucket=bucket, Key=key)["Body"].read())
+
+
 @job.command("export")
 @click.argument("job_id")
 @click.option("--out", "out_path", required=True, type=click.Path(path_type=Path, dir_okay=False))
@@ -352,14 +384,9 @@ def export(ctx: click.Context, job_id: str, out_path: Path, with_text: bool) -> 
     suffix = out_path.suffix.lower()
     if suffix not in {".jsonl", ".csv"}:
         raise BadInput(f"--out must end in .jsonl or .csv, not {out_path.name!r}")
-    prefix = f"results/{job_id}/"
-    keys = [
-        obj["Key"]
-        for page in clients.s3().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
-        for obj in page.get("Contents", [])
-    ]
+    keys = result_keys(bucket, job_id)
     written = 0
-    with out_path.open("w", encoding="utf-8", newline="") as handle, _progress(s) as bar:
+    with out_path.open("w", encoding="utf-8", newline="") as handle, progress_bar(s) as bar:
         step = bar.add_task(f"export {job_id}", total=len(keys))
         writer = (
             csv.DictWriter(handle, fieldnames=_CSV_COLUMNS, extrasaction="ignore")
@@ -368,8 +395,7 @@ def export(ctx: click.Context, job_id: str, out_path: Path, with_text: bool) -> 
         )
         if writer is not None:
             writer.writeheader()
-        for key in sorted(keys):
-            document = json.loads(clients.s3().get_object(Bucket=bucket, Key=key)["Body"].read())
+        for key, document in result_documents(bucket, keys):
             row = _export_row(job_id, key, document, with_text and writer is None)
             if writer is not None:
                 writer.writerow({k: _csv_cell(row.get(k)) for k in _CSV_COLUMNS})

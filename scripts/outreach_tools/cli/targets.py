@@ -42,6 +42,11 @@ class Targets:
     reconciler_dlq_url: str | None = None
     scraper_function: str | None = None
     dispatcher_function: str | None = None
+    email_schedule_group: str | None = None
+    email_worker_arn: str | None = None
+    email_scheduler_role_arn: str | None = None
+    email_dlq_arn: str | None = None
+    email_sender_identity: str | None = None
     endpoint_url: str | None = None
     region: str | None = None
     env: str | None = None
@@ -80,6 +85,15 @@ _PIPELINE_OUTPUTS: Mapping[str, str] = {
     "scrape_reconciler_dlq_url": "reconciler_dlq_url",
     "scraper_function_name": "scraper_function",
     "dispatcher_function_name": "dispatcher_function",
+}
+
+# Top-level outputs of a root (the email module's) -> Targets field.
+_ROOT_OUTPUTS: Mapping[str, str] = {
+    "email_schedule_group": "email_schedule_group",
+    "email_worker_arn": "email_worker_arn",
+    "email_scheduler_role_arn": "email_scheduler_role_arn",
+    "email_dlq_arn": "email_dlq_arn",
+    "email_sender_identity": "email_sender_identity",
 }
 
 OutputReader = Callable[[str, Path | None], Mapping[str, Any]]
@@ -124,6 +138,9 @@ def from_outputs(env: str, outputs: Mapping[str, Any]) -> Targets:
     # A root may expose an output at its top level (one added after the pipeline map, for example).
     for output, field in _PIPELINE_OUTPUTS.items():
         if values[field] is None and isinstance(outputs.get(output), str):
+            values[field] = outputs[output]
+    for output, field in _ROOT_OUTPUTS.items():
+        if isinstance(outputs.get(output), str):
             values[field] = outputs[output]
     return Targets(env=env, **{k: str(v) for k, v in values.items() if v})
 
