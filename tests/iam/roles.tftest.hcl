@@ -9,8 +9,9 @@ mock_provider "aws" {
 }
 
 variables {
-  package_dir  = "../../../tests/terraform/fixtures/packages"
-  alarm_emails = ["oncall@example.com"]
+  package_dir           = "../../../tests/terraform/fixtures/packages"
+  alarm_emails          = ["oncall@example.com"]
+  email_sender_identity = "example.com"
 }
 
 override_resource {

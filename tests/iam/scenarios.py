@@ -10,9 +10,14 @@ The rows reuse the handlers' own unit tests on moto, so the recording covers eve
   reconciler tests make after a requeue or a re-send;
 - scrape reconciler: a task whose message went to the DLQ re-queued, one out of attempts abandoned,
   a Pending task re-sent, a task SQS will still redeliver left alone, concurrent runs, a run out of
-  time, the handler's published counts.
+  time, the handler's published counts;
+- email worker: one email per task under repeated and concurrent invocations, cancelled and terminal
+  tasks, SES throttling (claim released), permanent rejections, header injection, suppressed
+  recipients and follow-ups of a bounced step, too late;
+- email reconciler: missing schedules recreated, overdue emails sent now or failed too late, a crash
+  after send marked delivery_unknown.
 
-A new function (the email worker, say) is one more row; a planned function without a row fails
+A new function is one more row; a planned function without a row fails
 ``test_every_planned_function_has_a_scenario_row``.
 """
 
@@ -43,5 +48,15 @@ FUNCTIONS: tuple[FunctionScenarios, ...] = (
         "outreach-prod-scrape-reconciler",
         "outreach.reconcilers.scrape",
         ("tests/unit/test_scrape_reconciler.py",),
+    ),
+    FunctionScenarios(
+        "outreach-prod-email-worker",
+        "outreach.email_worker",
+        ("tests/unit/test_email_worker.py", "tests/unit/test_email_reconciler.py"),
+    ),
+    FunctionScenarios(
+        "outreach-prod-email-reconciler",
+        "outreach.reconcilers.email",
+        ("tests/unit/test_email_reconciler.py",),
     ),
 )

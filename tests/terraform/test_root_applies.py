@@ -39,8 +39,12 @@ pytestmark = pytest.mark.timeout(600)
 ROOTS = ("dev", "prod")
 LOCAL_ROOT = terraform_cli.ENVIRONMENTS_DIR / "local"
 OVERRIDE_FILE = "embedded_aws_override.tf"
-# prod refuses to apply without someone to alarm (variables.tf); dev may run without.
-REQUIRED = {"prod": {"alarm_emails": '["oncall@example.com"]'}, "dev": {}}
+# prod refuses to apply without someone to alarm (variables.tf); dev may run without. Both need the SES
+# identity campaigns send from; each its own, as both roots share one emulated account.
+REQUIRED = {
+    "prod": {"alarm_emails": '["oncall@example.com"]', "email_sender_identity": "example.com"},
+    "dev": {"email_sender_identity": "dev.example.com"},
+}
 
 
 @dataclass(frozen=True)

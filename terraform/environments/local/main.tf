@@ -4,9 +4,11 @@
 # tests/terraform/test_local_matches_prod.py fails on one that is not.
 
 provider "aws" {
-  region     = var.region
-  access_key = "test"
-  secret_key = "test"
+  region = var.region
+  # As in prod; the embedded AWS answers with its one account id (123456789012).
+  allowed_account_ids = var.allowed_account_ids
+  access_key          = "test"
+  secret_key          = "test"
 
   skip_credentials_validation = true
   skip_requesting_account_id  = true

@@ -1,3 +1,9 @@
+variable "allowed_account_ids" {
+  description = "AWS account ids this root may deploy to; plan and apply refuse any other (null: any account)."
+  type        = list(string)
+  default     = null
+}
+
 variable "endpoint" {
   description = "URL of the embedded AWS (moto server on loopback)."
   type        = string
