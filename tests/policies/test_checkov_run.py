@@ -128,6 +128,7 @@ def test_a_module_call_whose_source_is_not_on_disk_fails_the_run_by_name(
     assert _custom_verdicts(result) == {
         ("CKV_OUT_001", mapping, "FAILED"),
         ("CKV_OUT_002", mapping, "FAILED"),
+        ("CKV_OUT_008", mapping, "FAILED"),
     }
     assert report([result], []) == 1
     assert "MODULE SOURCE NOT AVAILABLE module.intake_queue" in capsys.readouterr().out

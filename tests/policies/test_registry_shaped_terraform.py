@@ -171,9 +171,13 @@ def test_a_dynamic_function_dead_letter_config_counts_whatever_checks_run(
 def test_a_mapping_reading_a_module_that_is_not_on_disk_fails_closed(fixture_report: CheckovReport) -> None:
     # GIVEN a mapping whose queue comes from a registry module that was never downloaded (cause 7)
     found = verdicts(fixture_report, "i16_cause_7_registry_module_sources")
-    # THEN both mapping rules fail on the unresolved source instead of passing or staying silent
+    # THEN the mapping rules fail on the unresolved source instead of passing or staying silent
     mapping = f"module.intake_worker.{ESM}.this"
-    assert found == {"CKV_OUT_001": (set(), {mapping}), "CKV_OUT_002": (set(), {mapping})}
+    assert found == {
+        "CKV_OUT_001": (set(), {mapping}),
+        "CKV_OUT_002": (set(), {mapping}),
+        "CKV_OUT_008": (set(), {mapping}),
+    }
     details = fixture_report.of("CKV_OUT_002", "i16_cause_7_registry_module_sources").details[mapping]
     assert details[0].startswith(
         """unresolved: ["intake"].event_source_arn = 'module.intake_queue.queue_arn'"""
