@@ -85,7 +85,7 @@ def recorded_invocations(stack: LocalPipeline, function: str) -> Iterator[list[S
     """While open, every invocation of ``function`` on this runtime is recorded as a virtual-time span."""
     spans: list[Span] = []
     lock = threading.Lock()
-    wrapped = "invoke" in vars(stack.runtime)
+    already_wrapped = "invoke" in vars(stack.runtime)
     invoke = stack.runtime.invoke
 
     def timed(name: str, event: Any) -> InvocationResult:
@@ -101,7 +101,7 @@ def recorded_invocations(stack: LocalPipeline, function: str) -> Iterator[list[S
     try:
         yield spans
     finally:
-        if wrapped:
+        if already_wrapped:
             stack.runtime.invoke = invoke  # type: ignore[method-assign]
         else:
             del stack.runtime.invoke
