@@ -70,8 +70,8 @@ MAX_VISIBILITY_SECONDS = 43_200
 class RetrySchedule:
     """How long a scrape message stays hidden after its n-th receive failed with a retryable error.
 
-    ``RETRY_SCHEDULE_SECONDS`` lists one delay per failed receive (``120,3600``: the first retry two
-    minutes later, the next an hour after that); receives past the end use the last entry. A
+    ``RETRY_SCHEDULE_SECONDS`` lists one delay per failed receive (``30,3600``: the first retry half a
+    minute later, the next an hour after that); receives past the end use the last entry. A
     ``Retry-After`` the site sent is honoured between the entry and the schedule's largest delay. The
     scrape reconciler's thresholds are derived from the same numbers (modules/reconciler/README.md).
     """
@@ -101,7 +101,7 @@ class RetrySchedule:
 
     @classmethod
     def from_env(cls) -> RetrySchedule:
-        return cls.parse(os.environ.get("RETRY_SCHEDULE_SECONDS", "").strip() or "120,3600")
+        return cls.parse(os.environ.get("RETRY_SCHEDULE_SECONDS", "").strip() or "30,3600")
 
 
 @dataclass(frozen=True)

@@ -110,7 +110,7 @@ variable "scraper" {
     memory_mb              = optional(number, 1536)
     reserved_concurrency   = optional(number, 140)
     log_level              = optional(string, "INFO")
-    retry_schedule_seconds = optional(list(number), [120, 3600])
+    retry_schedule_seconds = optional(list(number), [30, 3600])
     environment            = optional(map(string), {})
   })
   default = {}

@@ -201,7 +201,7 @@ def test_unknown_error_is_reported_the_claim_released_and_visibility_set_to_the_
     response = scraper.lambda_handler(event, lambda_context)
     # THEN the message is reported, waits the first backoff step, and the claim can be retaken
     assert response == {"batchItemFailures": [{"itemIdentifier": event["Records"][0]["messageId"]}]}
-    assert spy.visibility == [120]
+    assert spy.visibility == [30]
     held = task_store.get_task(task.task_id)
     assert held is not None and held.status is Status.RUNNING and not held.lease_is_live(clock.now())
 
@@ -345,6 +345,6 @@ def test_dynamodb_throttling_is_retried_with_the_backoff_and_never_fails_the_tas
     # THEN the message is reported for a retry after the backoff, and the task is not failed
     monkeypatch.setattr(clients, "dynamodb", real_dynamodb)
     assert response == {"batchItemFailures": [{"itemIdentifier": event["Records"][0]["messageId"]}]}
-    assert spy.visibility == [120]
+    assert spy.visibility == [30]
     after = task_store.get_task(task.task_id)
     assert after is not None and after.status is Status.PENDING

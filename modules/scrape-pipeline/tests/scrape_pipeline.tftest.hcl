@@ -149,7 +149,7 @@ run "scraper_runs_420_seconds_with_1536_mb_and_140_reserved" {
       SCRAPE_QUEUE_URL             = "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-test-scrape"
       SCRAPE_DLQ_URL               = "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-test-scrape-dlq"
       RESULTS_BUCKET               = "outreach-test-results"
-      RETRY_SCHEDULE_SECONDS       = "120,3600"
+      RETRY_SCHEDULE_SECONDS       = "30,3600"
       CLAIM_LEASE_MARGIN_SECONDS   = "60"
       POWERTOOLS_SERVICE_NAME      = "scraper"
       POWERTOOLS_LOG_LEVEL         = "INFO"
