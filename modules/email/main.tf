@@ -185,9 +185,10 @@ module "worker" {
 
   policy_statements = [
     {
-      # Read the task, claim it, record the outcome; the counters change in the same transaction.
+      # Read the task (and a follow-up's earlier steps), claim it, record the outcome; the counters
+      # change in the same transaction, whose items are all Updates (no ConditionCheck).
       sid       = "ClaimAndCompleteEmailTasks"
-      actions   = ["dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"]
+      actions   = ["dynamodb:GetItem", "dynamodb:UpdateItem"]
       resources = [var.tasks_table.arn]
     },
     {

@@ -12,6 +12,17 @@ the reference or the service's guide says otherwise:
   (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-api-permissions-reference.html).
 - S3 ``ListObjectsV2``/``HeadBucket`` by ``s3:ListBucket``, ``HeadObject`` by ``s3:GetObject``
   (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazons3.html).
+- SES v2 ``SendEmail`` is authorized on the sending identity and, when the request names one, on
+  the configuration set (resource types ``identity`` and ``configuration-set``); the identity is the
+  planned one that covers the sender address (``Plan.identity_arn``). ``GetSuppressedDestination``
+  reads the account's suppression list and has no resource type, so its only resource is ``*``
+  (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonsimpleemailservicev2.html;
+  ``platform_actions.NO_RESOURCE_TYPE_ACTIONS`` lists it).
+- EventBridge Scheduler's ``CreateSchedule``, ``GetSchedule`` and ``DeleteSchedule`` are authorized
+  on the schedule, ``schedule/<group>/<name>``; ``CreateSchedule`` also needs ``iam:PassRole`` on the
+  role its target is given (``Target.RoleArn``), its dependent action
+  (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazoneventbridgescheduler.html,
+  https://docs.aws.amazon.com/scheduler/latest/UserGuide/setting-up.html#setting-up-execution-role).
 
 Resources are named in the recording by the test run's values (``outreach-test-tasks``); a handler
 finds them only through its environment, so each is translated through the environment variable that
@@ -27,6 +38,7 @@ from typing import Any
 
 from tests.iam.needs import Need
 from tests.iam.planned_roles import Plan, PlannedFunction
+from tests.iam.platform_actions import NO_RESOURCE_TYPE_ACTIONS
 
 TRANSACT_ITEM_ACTIONS: Mapping[str, str] = {
     "Put": "dynamodb:PutItem",
@@ -75,7 +87,9 @@ def needs_of(record: Mapping[str, Any], function: PlannedFunction, plan: Plan) -
             yield Need(TRANSACT_ITEM_ACTIONS[kind], table(name), f"{reason} ({kind})")
         return
     action = RENAMED_ACTIONS.get((prefix, operation), f"{prefix}:{operation}")
-    if "RequestItems" in resources:
+    if action in NO_RESOURCE_TYPE_ACTIONS:
+        yield Need(action, "*", f"{reason}; {action} has no resource type")
+    elif "RequestItems" in resources:
         for name in resources["RequestItems"]:
             yield Need(action, table(name), reason)
     elif "TableName" in resources:
@@ -88,5 +102,19 @@ def needs_of(record: Mapping[str, Any], function: PlannedFunction, plan: Plan) -
     elif "Bucket" in resources:
         arn = plan.bucket_arn(_planned_value(record, resources["Bucket"], function))
         yield Need(action, f"{arn}/{resources['Key']}" if "Key" in resources else arn, reason)
+    elif "GroupName" in resources and "Name" in resources:
+        group = _planned_value(record, resources["GroupName"], function)
+        yield Need(action, plan.schedule_arn(group, resources["Name"]), reason)
+        if "RoleArn" in resources:
+            role = plan.role_arn(_planned_value(record, resources["RoleArn"], function))
+            yield Need("iam:PassRole", role, f"{reason}, which passes the schedule's role")
+    elif "FromEmailAddress" in resources:
+        try:
+            yield Need(action, plan.identity_arn(resources["FromEmailAddress"]), f"{reason} (identity)")
+        except LookupError as exc:
+            raise UnresolvedResource(f"{reason}: {exc}") from exc
+        if "ConfigurationSetName" in resources:
+            name = _planned_value(record, resources["ConfigurationSetName"], function)
+            yield Need(action, plan.configuration_set_arn(name), f"{reason} (configuration set)")
     else:
         raise UnresolvedResource(f"{reason} with no resource this mapping knows: {resources}")

@@ -13,6 +13,7 @@ import json
 import shutil
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from email.utils import parseaddr
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,12 @@ ROOT = terraform_cli.ENVIRONMENTS_DIR / "prod"
 TEST_FILE = Path(__file__).with_name("roles.tftest.hcl")
 TEST_DIRECTORY = "iam"
 _COPY_IGNORES = shutil.ignore_patterns(".terraform", "*.tfstate*", "tfplan", "__pycache__")
+SCHEDULE_GROUP = "aws_scheduler_schedule_group"
+EMAIL_IDENTITY = "aws_sesv2_email_identity"
+
+
+def _as_list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list) else [value]
 
 
 @dataclass(frozen=True)
@@ -51,13 +58,15 @@ class Plan:
                 yield address, values
 
     def arns(self) -> set[str]:
-        """Every ARN a planned resource has (its own and its stream's)."""
-        return {
+        """Every ARN a planned resource has (its own and its stream's), and for each schedule group the
+        ARN its schedules are named under (``schedule/<group>``, see ``schedule_arn``)."""
+        arns = {
             value
             for _, _, values in self.resources
             for key in ("arn", "stream_arn")
             if isinstance(value := values.get(key), str) and value.startswith("arn:")
         }
+        return arns | {self._schedules_of(group["name"]) for _, group in self.of_type(SCHEDULE_GROUP)}
 
     def _one(self, resource_type: str, attribute: str, value: str, wanted: str) -> str:
         found = [
@@ -79,12 +88,62 @@ class Plan:
     def log_group_arn(self, name: str) -> str:
         return self._one("aws_cloudwatch_log_group", "name", name, "arn")
 
-    def functions(self) -> dict[str, PlannedFunction]:
-        """Planned functions by name; the role policy is the one in the same module instance."""
-        policies = {
-            address.rsplit(".aws_iam_role_policy.", 1)[0]: json.loads(values["policy"])
-            for address, values in self.of_type("aws_iam_role_policy")
+    def role_arn(self, arn: str) -> str:
+        return self._one("aws_iam_role", "arn", arn, "arn")
+
+    def configuration_set_arn(self, name: str) -> str:
+        return self._one("aws_sesv2_configuration_set", "configuration_set_name", name, "arn")
+
+    def identity_arn(self, sender: str) -> str:
+        """The planned SES identity ``sender`` (``Name <address>`` or an address) sends as: the most
+        specific one, the address itself, else its domain or a parent domain, which covers every
+        address below it (https://docs.aws.amazon.com/ses/latest/dg/creating-identities.html)."""
+        address = parseaddr(sender)[1].lower()
+        planned = {str(v["email_identity"]).lower(): str(v["arn"]) for _, v in self.of_type(EMAIL_IDENTITY)}
+        labels = address.rpartition("@")[2].split(".")
+        for identity in [address, *(".".join(labels[i:]) for i in range(len(labels) - 1))]:
+            if identity in planned:
+                return planned[identity]
+        raise LookupError(f"no planned {EMAIL_IDENTITY} covers the sender {sender!r}")
+
+    def _schedules_of(self, group: str) -> str:
+        group_arn = self._one(SCHEDULE_GROUP, "name", group, "arn")
+        prefix, _, name = group_arn.rpartition(":schedule-group/")
+        return f"{prefix}:schedule/{name}"
+
+    def schedule_arn(self, group: str, name: str) -> str:
+        """A schedule of a planned group: ``arn:...:scheduler:<region>:<account>:schedule/<group>/<name>``
+        (resource type ``schedule`` in
+        https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazoneventbridgescheduler.html)."""
+        return f"{self._schedules_of(group)}/{name}"
+
+    def _role_policy(self, module: str) -> dict[str, Any]:
+        """Every inline policy on the role of the function in ``module``, as one document.
+
+        A policy belongs to the role when it is in the same module instance, or when it names the
+        role by its name (a statement the function's module cannot hold, added beside it). Action
+        and Resource are lists, as IAM reads a single string
+        (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_grammar.html).
+        """
+        role_names = {
+            values["name"]
+            for address, values in self.of_type("aws_iam_role")
+            if address.rsplit(".aws_iam_role.", 1)[0] == module
         }
+        statements = [
+            {
+                **statement,
+                "Action": _as_list(statement["Action"]),
+                "Resource": _as_list(statement["Resource"]),
+            }
+            for address, values in self.of_type("aws_iam_role_policy")
+            if address.rsplit(".aws_iam_role_policy.", 1)[0] == module or values.get("role") in role_names
+            for statement in _as_list(json.loads(values["policy"])["Statement"])
+        ]
+        return {"Version": "2012-10-17", "Statement": statements}
+
+    def functions(self) -> dict[str, PlannedFunction]:
+        """Planned functions by name, each with the inline policies of its execution role."""
         functions = {}
         for address, values in self.of_type("aws_lambda_function"):
             module = address.rsplit(".aws_lambda_function.", 1)[0]
@@ -97,7 +156,7 @@ class Plan:
                 handler_module=values["handler"].rsplit(".", 1)[0],
                 environment=dict(environment[0].get("variables") or {}),
                 tracing_mode=tracing[0].get("mode"),
-                policy=policies[module],
+                policy=self._role_policy(module),
             )
         return functions
 

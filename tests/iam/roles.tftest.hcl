@@ -114,6 +114,89 @@ override_resource {
   }
 }
 
+override_resource {
+  target          = module.pipeline.module.email.aws_sqs_queue.dlq
+  override_during = plan
+  values = {
+    arn = "arn:aws:sqs:eu-central-1:111122223333:outreach-prod-email-dlq"
+    url = "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-prod-email-dlq"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.email.module.reconciler.aws_sqs_queue.dlq
+  override_during = plan
+  values = {
+    arn = "arn:aws:sqs:eu-central-1:111122223333:outreach-prod-email-reconciler-dlq"
+    url = "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-prod-email-reconciler-dlq"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.email.module.worker.aws_lambda_function.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:lambda:eu-central-1:111122223333:function:outreach-prod-email-worker"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.email.module.worker.aws_cloudwatch_log_group.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:logs:eu-central-1:111122223333:log-group:/aws/lambda/outreach-prod-email-worker"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.email.module.reconciler.module.function.aws_lambda_function.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:lambda:eu-central-1:111122223333:function:outreach-prod-email-reconciler"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.email.module.reconciler.module.function.aws_cloudwatch_log_group.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:logs:eu-central-1:111122223333:log-group:/aws/lambda/outreach-prod-email-reconciler"
+  }
+}
+
+# The role the email schedules are given; the email reconciler passes it to each schedule it creates.
+override_resource {
+  target          = module.pipeline.module.email.aws_iam_role.scheduler
+  override_during = plan
+  values = {
+    arn = "arn:aws:iam::111122223333:role/outreach-prod-email-scheduler"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.email.aws_scheduler_schedule_group.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:scheduler:eu-central-1:111122223333:schedule-group/outreach-prod-email"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.email.aws_sesv2_configuration_set.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:ses:eu-central-1:111122223333:configuration-set/outreach-prod-email"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.email.aws_sesv2_email_identity.sender
+  override_during = plan
+  values = {
+    arn = "arn:aws:ses:eu-central-1:111122223333:identity/example.com"
+  }
+}
+
 run "plan_the_prod_roles" {
   command = plan
 }

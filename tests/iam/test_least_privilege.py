@@ -92,6 +92,14 @@ def test_no_function_touches_a_resource_encrypted_with_a_customer_managed_key(ev
         ("outreach-prod-scrape-reconciler", "sqs:SendMessage"),
         ("outreach-prod-scrape-reconciler", "logs:PutLogEvents"),
         ("outreach-prod-scrape-reconciler", "xray:PutTraceSegments"),
+        ("outreach-prod-email-worker", "ses:SendEmail"),
+        ("outreach-prod-email-worker", "ses:GetSuppressedDestination"),
+        ("outreach-prod-email-worker", "dynamodb:UpdateItem"),
+        ("outreach-prod-email-worker", "sqs:SendMessage"),
+        ("outreach-prod-email-reconciler", "scheduler:CreateSchedule"),
+        ("outreach-prod-email-reconciler", "scheduler:GetSchedule"),
+        ("outreach-prod-email-reconciler", "scheduler:DeleteSchedule"),
+        ("outreach-prod-email-reconciler", "iam:PassRole"),
     ],
 )
 def test_an_action_removed_from_a_role_is_reported_missing_on_each_resource_that_needs_it(
@@ -114,6 +122,10 @@ def test_an_action_removed_from_a_role_is_reported_missing_on_each_resource_that
         ("outreach-prod-dispatcher", "ListFailureBucket", "s3:DeleteObject"),
         ("outreach-prod-scrape-reconciler", "MoveStrandedTasks", "dynamodb:DeleteItem"),
         ("outreach-prod-scrape-reconciler", "ReadOpenTasks", "dynamodb:Scan"),
+        ("outreach-prod-email-worker", "ClaimAndCompleteEmailTasks", "dynamodb:ConditionCheckItem"),
+        ("outreach-prod-email-worker", "SendWithTheCampaignIdentity", "ses:SendRawEmail"),
+        ("outreach-prod-email-reconciler", "ManageEmailSchedules", "scheduler:UpdateSchedule"),
+        ("outreach-prod-email-reconciler", "PassSchedulerRole", "iam:GetRole"),
     ],
 )
 def test_an_unused_action_added_to_a_role_is_reported_unused_on_each_resource_it_names(
@@ -145,6 +157,23 @@ def test_an_unused_action_added_to_a_role_is_reported_unused_on_each_resource_it
             "arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-prod-tasks/*",
         ),
         ("outreach-prod-dispatcher", "SendScrapeMessages", "arn:aws:sqs:*:111122223333:outreach-prod-scrape"),
+        (
+            "outreach-prod-email-worker",
+            "SendWithTheCampaignIdentity",
+            "arn:aws:ses:eu-central-1:111122223333:*",
+        ),
+        ("outreach-prod-email-reconciler", "ManageEmailSchedules", "*"),
+        (
+            "outreach-prod-email-reconciler",
+            "ManageEmailSchedules",
+            "arn:aws:scheduler:eu-central-1:111122223333:schedule/*",
+        ),
+        (
+            "outreach-prod-email-reconciler",
+            "ManageEmailSchedules",
+            "arn:aws:scheduler:eu-central-1:111122223333:schedule/outreach-prod-email*",
+        ),
+        ("outreach-prod-email-reconciler", "PassSchedulerRole", "arn:aws:iam::111122223333:role/*"),
     ],
 )
 def test_a_resource_wider_than_one_planned_resource_is_reported_too_wide(

@@ -14,6 +14,12 @@ TABLE = "arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-prod-tasks"
 QUEUE = "arn:aws:sqs:eu-central-1:111122223333:outreach-prod-scrape"
 RESULTS = "arn:aws:s3:::outreach-prod-results-111122223333-eu-central-1"
 SCRAPER = "outreach-prod-scraper"
+WORKER = "outreach-prod-email-worker"
+EMAIL_RECONCILER = "outreach-prod-email-reconciler"
+IDENTITY = "arn:aws:ses:eu-central-1:111122223333:identity/example.com"
+CONFIGURATION_SET = "arn:aws:ses:eu-central-1:111122223333:configuration-set/outreach-prod-email"
+SCHEDULES = "arn:aws:scheduler:eu-central-1:111122223333:schedule/outreach-prod-email"
+SCHEDULER_ROLE = "arn:aws:iam::111122223333:role/outreach-prod-email-scheduler"
 
 
 def _record(
@@ -28,8 +34,8 @@ def _record(
     }
 
 
-def _needs(evidence: Evidence, record: dict[str, Any]) -> list[tuple[str, str]]:
-    function = evidence.plan.functions()[SCRAPER]
+def _needs(evidence: Evidence, record: dict[str, Any], function_name: str = SCRAPER) -> list[tuple[str, str]]:
+    function = evidence.plan.functions()[function_name]
     return sorted((n.action, n.resource) for n in needs_of(record, function, evidence.plan))
 
 
@@ -96,3 +102,82 @@ def test_the_dispatchers_batch_send_is_recorded_and_needs_send_message(evidence:
     ]
     assert batch_sends
     assert set(batch_sends) == {Need("sqs:SendMessage", QUEUE)}
+
+
+def test_a_send_needs_send_email_on_the_identity_covering_the_sender_and_on_the_configuration_set(
+    evidence: Evidence,
+) -> None:
+    for sender in ("sales@example.com", "Sales <sales@example.com>", "news@mail.example.com"):
+        record = _record(
+            "ses",
+            "SendEmail",
+            {"FromEmailAddress": sender, "ConfigurationSetName": "c"},
+            c=["EMAIL_CONFIGURATION_SET"],
+        )
+        assert _needs(evidence, record, WORKER) == [
+            ("ses:SendEmail", CONFIGURATION_SET),
+            ("ses:SendEmail", IDENTITY),
+        ], sender
+
+
+def test_a_send_from_an_address_no_planned_identity_covers_is_refused(evidence: Evidence) -> None:
+    for sender in ("sales@example.org", "sales@notexample.com"):
+        record = _record("ses", "SendEmail", {"FromEmailAddress": sender})
+        with pytest.raises(UnresolvedResource, match="SendEmail"):
+            _needs(evidence, record, WORKER)
+
+
+def test_a_suppression_list_lookup_needs_its_action_on_star_having_no_resource_type(
+    evidence: Evidence,
+) -> None:
+    record = _record("ses", "GetSuppressedDestination", {})
+    assert _needs(evidence, record, WORKER) == [("ses:GetSuppressedDestination", "*")]
+
+
+def test_creating_a_schedule_needs_the_action_on_the_schedule_and_pass_role_on_its_role(
+    evidence: Evidence,
+) -> None:
+    record = _record(
+        "scheduler",
+        "CreateSchedule",
+        {"GroupName": "g", "Name": "email-1", "RoleArn": "r"},
+        g=["EMAIL_SCHEDULE_GROUP"],
+        r=["EMAIL_SCHEDULER_ROLE_ARN"],
+    )
+    assert _needs(evidence, record, EMAIL_RECONCILER) == [
+        ("iam:PassRole", SCHEDULER_ROLE),
+        ("scheduler:CreateSchedule", f"{SCHEDULES}/email-1"),
+    ]
+
+
+@pytest.mark.parametrize("operation", ["GetSchedule", "DeleteSchedule"])
+def test_reading_or_deleting_a_schedule_needs_the_action_on_the_schedule_only(
+    evidence: Evidence, operation: str
+) -> None:
+    record = _record(
+        "scheduler", operation, {"GroupName": "g", "Name": "email-1"}, g=["EMAIL_SCHEDULE_GROUP"]
+    )
+    assert _needs(evidence, record, EMAIL_RECONCILER) == [(f"scheduler:{operation}", f"{SCHEDULES}/email-1")]
+
+
+def test_a_schedule_in_a_group_no_variable_of_the_functions_environment_names_is_refused(
+    evidence: Evidence,
+) -> None:
+    record = _record(
+        "scheduler", "GetSchedule", {"GroupName": "g", "Name": "email-1"}, g=["EMAIL_CONFIGURATION_SET"]
+    )
+    with pytest.raises(UnresolvedResource, match="GetSchedule"):
+        _needs(evidence, record, EMAIL_RECONCILER)
+
+
+def test_the_email_functions_recorded_calls_reach_ses_and_scheduler(evidence: Evidence) -> None:
+    recorded = {
+        (r["handler"], r["operation"]) for r in evidence.records if r["signing_name"] in ("ses", "scheduler")
+    }
+    assert recorded == {
+        ("outreach.email_worker", "GetSuppressedDestination"),
+        ("outreach.email_worker", "SendEmail"),
+        ("outreach.reconcilers.email", "CreateSchedule"),
+        ("outreach.reconcilers.email", "DeleteSchedule"),
+        ("outreach.reconcilers.email", "GetSchedule"),
+    }

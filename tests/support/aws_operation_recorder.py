@@ -11,7 +11,9 @@ module on the Python stack, so calls a test makes itself (setting up rows, readi
 recorded, and calls a handler makes through ``outreach.task_store`` or ``outreach.results`` are.
 Each record keeps the operation, the service's signing name, the resource parameters, and which
 environment variables held those resource names: the functions find their resources only through
-their environment.
+their environment. The resource parameters are the names of tables, indexes, queues, buckets and
+keys, Scheduler's group and schedule name and the role a schedule's target is given
+(``Target.RoleArn``, kept as ``RoleArn``), and SES's sender address and configuration set.
 https://boto3.amazonaws.com/v1/documentation/api/latest/guide/events.html
 """
 
@@ -31,7 +33,26 @@ from outreach import clients
 FILE_VARIABLE = "AWS_OPERATIONS_FILE"
 HANDLERS_VARIABLE = "AWS_OPERATIONS_HANDLERS"
 
-_SCALAR_RESOURCE_PARAMETERS = ("TableName", "IndexName", "QueueUrl", "Bucket", "Key")
+_SCALAR_RESOURCE_PARAMETERS = (
+    "TableName",
+    "IndexName",
+    "QueueUrl",
+    "Bucket",
+    "Key",
+    "GroupName",
+    "Name",
+    "ConfigurationSetName",
+    "FromEmailAddress",
+)
+# Resource names a function can only have from its environment (the sender address is campaign data).
+_ENVIRONMENT_NAMED_PARAMETERS = (
+    "TableName",
+    "QueueUrl",
+    "Bucket",
+    "GroupName",
+    "ConfigurationSetName",
+    "RoleArn",
+)
 # The transaction's item kinds, each naming its table (TransactWriteItems, TransactGetItems).
 _TRANSACT_ITEM_KINDS = ("Put", "Update", "Delete", "ConditionCheck", "Get")
 
@@ -74,6 +95,9 @@ def _resource_parameters(params: dict[str, Any]) -> dict[str, Any]:
         found["TransactItems"] = sorted(
             [kind, item[kind]["TableName"]] for item in items for kind in _TRANSACT_ITEM_KINDS if kind in item
         )
+    target = params.get("Target")
+    if isinstance(target, dict) and isinstance(target.get("RoleArn"), str):
+        found["RoleArn"] = target["RoleArn"]
     request_items = params.get("RequestItems")
     if isinstance(request_items, dict):
         found["RequestItems"] = sorted(request_items)
@@ -81,7 +105,7 @@ def _resource_parameters(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _names(resources: dict[str, Any]) -> Iterator[str]:
-    for key in ("TableName", "QueueUrl", "Bucket"):
+    for key in _ENVIRONMENT_NAMED_PARAMETERS:
         if key in resources:
             yield resources[key]
     for _, table in resources.get("TransactItems", []):

@@ -25,12 +25,15 @@ def target(resources: Resources, monkeypatch: pytest.MonkeyPatch) -> Iterator[em
     create_ses_resources()
     monkeypatch.setenv("EMAIL_CONFIGURATION_SET", CONFIGURATION_SET)
     boto3.client("scheduler", region_name=REGION).create_schedule_group(Name=GROUP)
-    yield email_schedules.ScheduleTarget(
-        group=GROUP,
-        worker_arn=f"arn:aws:lambda:{REGION}:123456789012:function:outreach-test-email-worker",
-        role_arn="arn:aws:iam::123456789012:role/outreach-test-email-scheduler",
-        dlq_arn=f"arn:aws:sqs:{REGION}:123456789012:outreach-test-email-dlq",
-    )
+    # The reconciler finds its schedule target only through its environment, as in Lambda.
+    for name, value in {
+        "EMAIL_SCHEDULE_GROUP": GROUP,
+        "EMAIL_WORKER_ARN": f"arn:aws:lambda:{REGION}:123456789012:function:outreach-test-email-worker",
+        "EMAIL_SCHEDULER_ROLE_ARN": "arn:aws:iam::123456789012:role/outreach-test-email-scheduler",
+        "EMAIL_DLQ_ARN": f"arn:aws:sqs:{REGION}:123456789012:outreach-test-email-dlq",
+    }.items():
+        monkeypatch.setenv(name, value)
+    yield email_schedules.ScheduleTarget.from_env()
     clock.set_time_source(None)
 
 
@@ -183,16 +186,7 @@ def test_a_run_stops_at_its_deadline_and_the_next_continues(target: email_schedu
     assert _run(target).actions["rescheduled"] == 3
 
 
-def test_the_handler_reads_its_target_from_the_environment(
-    target: email_schedules.ScheduleTarget, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    for name, value in {
-        "EMAIL_SCHEDULE_GROUP": target.group,
-        "EMAIL_WORKER_ARN": target.worker_arn,
-        "EMAIL_SCHEDULER_ROLE_ARN": target.role_arn,
-        "EMAIL_DLQ_ARN": target.dlq_arn,
-    }.items():
-        monkeypatch.setenv(name, value)
+def test_the_handler_reads_its_target_from_the_environment(target: email_schedules.ScheduleTarget) -> None:
     email = planned("a@example.org")
     _at(FIRST_SEND.timestamp() - 86_400)
     task_store.create_email_tasks([email])
