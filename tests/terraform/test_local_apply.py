@@ -89,6 +89,8 @@ def applied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Applied]:
                     "environment": environment,
                     "dispatch_mode": dispatch_mode,
                     "package_dir": str(packages),
+                    # One emulated account holds both stacks: each its own SES identity.
+                    "email_sender_identity": f"{environment}.outreach.test",
                 },
             )
 

@@ -71,6 +71,8 @@ def test_the_local_roots_plan_gives_its_region_and_the_scrapers_reservation(loca
         "outreach-local-scraper": 140,
         "outreach-local-dispatcher": None,
         "outreach-local-scrape-reconciler": None,
+        "outreach-local-email-worker": None,
+        "outreach-local-email-reconciler": None,
     }
 
 

@@ -76,11 +76,12 @@ def _hcl_value(value: Any) -> str:
 
 
 def override(endpoint: str) -> str:
-    """A local backend and the local root's provider settings, all but its region and tags."""
+    """A local backend and the local root's provider settings, all but those each root sets alike
+    (region, tags, the accounts it may deploy to)."""
     [provider] = [block["aws"] for block in load_hcl(LOCAL_ROOT / "main.tf")["provider"] if "aws" in block]
     lines = ["terraform {", '  backend "local" {}', "}", "", 'provider "aws" {']
     for key, value in provider.items():
-        if key in ("region", "default_tags"):
+        if key in ("region", "default_tags", "allowed_account_ids"):
             continue
         if key == "endpoints":
             [services] = value
@@ -132,7 +133,7 @@ def root(request: pytest.FixtureRequest, applied: dict[str, AppliedRoot]) -> App
 def test_the_override_changes_only_the_backend_and_the_provider_connection() -> None:
     text = override("http://127.0.0.1:1")
     assert re.findall(r"^(\w+) ", text, flags=re.MULTILINE) == ["terraform", "provider"]
-    assert re.findall(r"^\s*(region|default_tags)\b", text, flags=re.MULTILINE) == []
+    assert re.findall(r"^\s*(region|default_tags|allowed_account_ids)\b", text, flags=re.MULTILINE) == []
     assert 'dynamodb = "http://127.0.0.1:1"' in text
 
 
