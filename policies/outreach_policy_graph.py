@@ -324,9 +324,23 @@ class GraphView:
             {
                 f"var.{self.attrs(n).get('block_name_', '')}"
                 for n in self.reached(idx, attribute)
-                if self.block_type(n) == "variable" and "default" not in self.attrs(n)
+                if self.block_type(n) == "variable" and not self.has_value(n)
             }
         )
+
+    def has_value(self, variable: int) -> bool:
+        """Whether a ``variable`` node has a value: its own ``default``, or an argument of its module call.
+
+        checkov copies the caller's argument into the variable's ``default`` only when it renders the
+        edge between them, which it never does where module calls refer to each other's outputs both
+        ways (a queue named after its worker, the worker reading the queue's ARN): such a variable
+        shows no ``default`` although the caller sets it.
+        """
+        attrs = self.attrs(variable)
+        if "default" in attrs:
+            return True
+        call = self.caller(variable)
+        return call is not None and str(attrs.get("block_name_", "")) in self.attrs(call)
 
     def resolve(self, idx: int, attribute: str, rendered: Any, types: Iterable[str]) -> list[int]:
         """Resource nodes of ``types`` that ``attribute`` (rendered as ``rendered``) refers to."""

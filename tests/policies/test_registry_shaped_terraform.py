@@ -211,3 +211,34 @@ def test_a_queue_is_a_dead_letter_queue_only_when_another_queues_redrive_policy_
         "345600 s, not longer than the source queue's 345600 s: a moved message keeps its enqueue time "
         "and would expire early"
     ]
+
+
+def test_a_variable_set_by_its_module_call_is_read_from_the_call_not_reported_unset(
+    fixture_report: CheckovReport,
+) -> None:
+    # GIVEN worker modules whose inputs have no default, set by calls that refer to their queue
+    # modules' outputs both ways, so checkov never copies the arguments into the variables (cause 3)
+    fixture = "i16_cause_3_caller_set_variable"
+    found = verdicts(fixture_report, fixture)
+    # THEN the mappings pass on the queue ARN the call passes, and the visibility rule compares the
+    # timeout the call passes (60 s): 360 s passes, 300 s fails on the comparison, not on "no value"
+    crawl, render = (
+        "module.crawl_queue.aws_sqs_queue.this[0]",
+        "module.render_queue_short_visibility.aws_sqs_queue.this[0]",
+    )
+    assert found == {
+        "CKV_OUT_002": ({f"module.crawl_worker.{ESM}.this", f"module.render_worker.{ESM}.this"}, set()),
+        "CKV_OUT_003": ({crawl, render}, set()),
+        "CKV_OUT_004": ({crawl}, {render}),
+        "CKV_OUT_007": (
+            set(),
+            {
+                "module.crawl_queue.aws_sqs_queue.dlq[0]",
+                "module.render_queue_short_visibility.aws_sqs_queue.dlq[0]",
+            },
+        ),
+    }
+    assert fixture_report.of("CKV_OUT_004", fixture).details[render] == [
+        "visibility_timeout_seconds = 300 is below 6 x module.render_worker.aws_lambda_function.this.timeout "
+        "(60 s) = 360 s"
+    ]
