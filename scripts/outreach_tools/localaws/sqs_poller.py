@@ -13,7 +13,11 @@ https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html and its subpages):
   stay in the queue. After a throttle the poller waits before its next receive, 1 s doubling up to
   60 s (Lambda backs off on throttles; its timings are undocumented);
 - success deletes the batch; a function error or timeout deletes nothing, so every message returns
-  after the queue's visibility timeout (services-sqs-errorhandling.html);
+  after the queue's visibility timeout (services-sqs-errorhandling.html). The deletes are made by
+  one thread of the mapping, in DeleteMessageBatch calls of up to ten, while the poller that
+  invoked goes back to receiving: Lambda's pollers are "processes that are reading batches"
+  (services-sqs-scaling.html), and when a handled batch's delete is made is not documented. A
+  message counts as done (``records_done``) once its delete was made;
 - with ``FunctionResponseTypes = [ReportBatchItemFailures]`` only the messages named in
   ``batchItemFailures`` return; an empty/null identifier or an unknown message id fails the whole
   batch. Without it the response is not read at all and the whole batch is deleted;
@@ -26,6 +30,7 @@ https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html and its subpages):
 from __future__ import annotations
 
 import json
+import queue
 import threading
 from typing import Any
 
@@ -83,9 +88,16 @@ class SqsMappingPoller:
         self.receive_wait_seconds = receive_wait_seconds
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        # Handled records waiting for their delete; None tells the deleting thread to finish.
+        self._handled: queue.Queue[list[dict[str, Any]] | None] = queue.Queue()
+        self._deleter: threading.Thread | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def start(self) -> None:
+        self._deleter = threading.Thread(
+            target=self._delete_handled, name=f"sqs-{self.config.uuid[:8]}-delete", daemon=True
+        )
+        self._deleter.start()
         for index in range(max(self.pollers, 1)):
             thread = threading.Thread(
                 target=self._run, name=f"sqs-{self.config.uuid[:8]}-{index}", daemon=True
@@ -97,6 +109,9 @@ class SqsMappingPoller:
         self._stop.set()
         for thread in self._threads:
             thread.join(timeout=30)
+        if self._deleter is not None:
+            self._handled.put(None)
+            self._deleter.join(timeout=30)
 
     # -- polling -----------------------------------------------------------------------------------
     def _run(self) -> None:
@@ -210,8 +225,7 @@ class SqsMappingPoller:
                 self.journal.record(
                     "sqs.reported_failures_ignored", mapping=self.config.uuid, messages=sorted(failures)
                 )
-            self._delete(records)
-            self.stats.add(records_done=len(records))
+            self._handled.put(records)
             return
         ids = {r["messageId"] for r in records}
         if failures is None or not failures <= ids:
@@ -222,10 +236,9 @@ class SqsMappingPoller:
             )
             return
         done = [r for r in records if r["messageId"] not in failures]
-        self._delete(done)
-        self.stats.add(
-            records_done=len(done), records_returned=len(failures), reported_failures=len(failures)
-        )
+        self.stats.add(records_returned=len(failures), reported_failures=len(failures))
+        if done:
+            self._handled.put(done)
 
     @staticmethod
     def _reported_failures(payload: Any) -> set[str] | None:
@@ -246,6 +259,30 @@ class SqsMappingPoller:
                 return None
             ids.add(identifier)
         return ids
+
+    def _delete_handled(self) -> None:
+        """Delete handled records as they come, up to ten per call, until ``stop`` has been called."""
+        finishing = False
+        while not finishing:
+            first = self._handled.get()
+            if first is None:
+                return
+            records = list(first)
+            while len(records) < 10:
+                try:
+                    more = self._handled.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    finishing = True
+                    break
+                records.extend(more)
+            try:
+                self._delete(records)
+            except Exception as exc:  # the emulator went away or refused: the messages come back later
+                self.journal.record("sqs.poller_error", mapping=self.config.uuid, error=repr(exc))
+                continue
+            self.stats.add(records_done=len(records))
 
     def _delete(self, records: list[dict[str, Any]]) -> None:
         for start in range(0, len(records), 10):
