@@ -98,18 +98,6 @@ def read_task_id(event: Any) -> str:
     return task_id
 
 
-def load_email_task(task_id: str) -> Task:
-    try:
-        task = task_store.get_task(task_id)
-    except ValueError as exc:
-        raise UnreadableMessageError("malformed_task_row") from exc
-    if task is None:
-        raise UnreadableMessageError("unknown_task")
-    if task.kind != Kind.EMAIL.value or task.email is None:
-        raise UnreadableMessageError("not_an_email_task")
-    return task
-
-
 def _error_code(error: ClientError) -> str:
     return str(error.response.get("Error", {}).get("Code", ""))
 
@@ -219,7 +207,7 @@ def record_not_sent(claimed: Task, outcome: Outcome, reason: str) -> Outcome:
 
 
 def process(task_id: str, context: LambdaContext) -> Outcome:
-    task = load_email_task(task_id)
+    task = task_store.load_task(task_id, Kind.EMAIL)
     logger.append_keys(campaign_id=task.job_id)
     if task.is_terminal:
         logger.info("task already terminal", extra={"status": task.status.value})

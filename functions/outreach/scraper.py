@@ -60,18 +60,6 @@ def read_task_id(body: str) -> str:
     return task_id
 
 
-def load_scrape_task(task_id: str) -> Task:
-    try:
-        task = task_store.get_task(task_id)
-    except ValueError as exc:
-        raise UnreadableMessageError("malformed_task_row") from exc
-    if task is None:
-        raise UnreadableMessageError("unknown_task")
-    if task.kind != Kind.SCRAPE.value:
-        raise UnreadableMessageError("not_a_scrape_task")
-    return task
-
-
 def send_to_dlq(record: SQSRecord, reason: str) -> None:
     """Park an unreadable message in the scrape DLQ with why, so a person sees it (DLQ alarm)."""
     clients.sqs().send_message(
@@ -130,7 +118,7 @@ def process_message(record: SQSRecord, context: LambdaContext) -> Outcome:
     try:
         task_id = read_task_id(record.body)
         logger.append_keys(task_id=task_id)
-        task = load_scrape_task(task_id)
+        task = task_store.load_task(task_id, Kind.SCRAPE)
     except UnreadableMessageError as exc:
         logger.error("unreadable message sent to DLQ", extra={"reason": exc.reason})
         send_to_dlq(record, exc.reason)

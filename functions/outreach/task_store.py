@@ -23,6 +23,7 @@ from botocore.exceptions import ClientError
 
 from outreach import clients, clock, config
 from outreach.email_task import PlannedEmail, email_task_id
+from outreach.errors import UnreadableMessageError
 from outreach.task_ids import (
     InvalidJobInput,
     normalise_url,
@@ -133,6 +134,27 @@ def get_task(task_id: str) -> Task | None:
     if item is None:
         return None
     return Task.from_item(_from_item(item))
+
+
+# Why a message naming a task of another kind cannot be handled (the handlers park it, the DLQ alarms).
+_NOT_OF_KIND = {Kind.SCRAPE: "not_a_scrape_task", Kind.EMAIL: "not_an_email_task"}
+
+
+def load_task(task_id: str, kind: Kind) -> Task:
+    """The task a message names, of ``kind``; ``UnreadableMessageError`` naming why it cannot be handled.
+
+    An email task must carry its rendered message. A throttled or failed read raises the SDK's error,
+    for the retry machinery.
+    """
+    try:
+        task = get_task(task_id)
+    except ValueError as exc:
+        raise UnreadableMessageError("malformed_task_row") from exc
+    if task is None:
+        raise UnreadableMessageError("unknown_task")
+    if task.kind != kind.value or (kind is Kind.EMAIL and task.email is None):
+        raise UnreadableMessageError(_NOT_OF_KIND[kind])
+    return task
 
 
 def job_counts(job_id: str) -> dict[str, int]:

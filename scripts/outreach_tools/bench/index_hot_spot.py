@@ -71,6 +71,7 @@ def section(tasks_created: int, creation_seconds: float) -> Section:
     result.add(
         Figure("jobs created at once before the key throttles", spot.creators_before_throttling(), "jobs")
     )
+    result.add(Figure("key shards one creator needs at that rate", spot.shards_needed(1), "shards"))
     for n in JOB_SIZES:
         result.add(Figure(f"job of {n:,}: seconds at that rate on one key", spot.seconds_on_the_key(n), "s"))
     return result

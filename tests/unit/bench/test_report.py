@@ -53,3 +53,9 @@ def test_the_index_key_throttles_when_concurrent_creators_pass_the_partition_lim
     assert spot.shards_needed(concurrent_creators=3) == 1
     assert spot.shards_needed(concurrent_creators=4) == 2
     assert spot.seconds_on_the_key(3_000) == pytest.approx(10.0)
+
+
+def test_one_creator_faster_than_the_partition_limit_throttles_alone_and_needs_shards() -> None:
+    spot = HotSpot(tasks_per_second=1_735.0)
+    assert spot.creators_before_throttling() == 0
+    assert spot.shards_needed(concurrent_creators=1) == 2
