@@ -190,12 +190,15 @@ class EmailReconcilerSettings:
     ``pending_after_seconds``: a Pending task unchanged this long should have its schedule by now (its
     schedule is created right after the task). ``running_after_seconds``: a Running task unchanged
     this long, with its lease run out, was claimed by a worker that never recorded the outcome.
+    ``schedule_horizon_seconds``: a Pending task due further ahead than this is not checked yet (two
+    runs of the default 30-minute rate, so each due email is checked at least once before it is due).
     """
 
     pending_after_seconds: int
     running_after_seconds: int
     send_grace_seconds: int
     page_size: int
+    schedule_horizon_seconds: int = 3_600
 
     @classmethod
     def from_env(cls) -> EmailReconcilerSettings:
@@ -204,4 +207,5 @@ class EmailReconcilerSettings:
             running_after_seconds=_int("RECONCILE_RUNNING_AFTER_SECONDS", 900, minimum=60),
             send_grace_seconds=email_send_grace_seconds(),
             page_size=_int("RECONCILE_PAGE_SIZE", 100, minimum=1),
+            schedule_horizon_seconds=_int("EMAIL_SCHEDULE_HORIZON_SECONDS", 3_600, minimum=60),
         )

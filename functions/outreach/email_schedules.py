@@ -1,7 +1,10 @@
 """One EventBridge Scheduler one-time schedule per email task: create it once, find it, delete it.
 
-The schedule fires at the task's ``send_at``, written as ``at(<local time>)`` in the campaign window's
-time zone (``ScheduleExpressionTimezone``), and invokes the email worker with ``{"task_id": ...}``.
+The schedule fires at the task's ``send_at``, written as ``at(<UTC time>)`` with
+``ScheduleExpressionTimezone`` = ``UTC``: an absolute instant, so the hour the clocks go back, whose
+local wall times happen twice, cannot make it fire an hour early or late. It is never created in the
+past: the ``at()`` is at least ``MIN_LEAD_SECONDS`` after the moment of the call (AWS documents no
+answer for a past one-time schedule), and invokes the email worker with ``{"task_id": ...}``.
 Scheduler retries a failed delivery to Lambda twice and then puts the event in the email DLQ; after
 it has fired, the schedule deletes itself (``ActionAfterCompletion`` = ``DELETE``). Schedule names
 derive from the task id (``email_task.email_schedule_name``), so creating a schedule twice finds the
@@ -15,15 +18,15 @@ schedules, time zones), https://docs.aws.amazon.com/scheduler/latest/APIReferenc
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
-from zoneinfo import ZoneInfo
 
 from botocore.exceptions import ClientError
 
-from outreach import clients, config, task_store
+from outreach import clients, clock, config, sdk_features
 from outreach.email_task import PlannedEmail
 from outreach.task_model import Task
 
@@ -32,6 +35,12 @@ if TYPE_CHECKING:
 
 # Scheduler retries a failed delivery to the worker this often before the event goes to the DLQ.
 MAXIMUM_RETRY_ATTEMPTS = 2
+# An at() is never less than this ahead of the CreateSchedule call that writes it.
+MIN_LEAD_SECONDS = 60
+SCHEDULE_TIMEZONE = "UTC"
+
+# The reconciler and the operator's commands create schedules with ActionAfterCompletion.
+sdk_features.require(sdk_features.SCHEDULER_ACTION_AFTER_COMPLETION)
 
 _ENV = {
     "group": "EMAIL_SCHEDULE_GROUP",
@@ -61,20 +70,25 @@ class ScheduleTarget:
         return cls(**{field: os.environ[name].strip() for field, name in _ENV.items()})
 
 
-def at_expression(moment: datetime, timezone: str) -> str:
-    """``at(yyyy-mm-ddThh:mm:ss)`` of ``moment`` as the wall-clock time in ``timezone``."""
-    local = moment.astimezone(ZoneInfo(timezone))
-    return f"at({local.strftime('%Y-%m-%dT%H:%M:%S')})"
+def at_expression(moment: datetime) -> str:
+    """``at(yyyy-mm-ddThh:mm:ss)`` of ``moment`` in UTC (the schedules' ``ScheduleExpressionTimezone``)."""
+    return f"at({moment.astimezone(UTC).strftime('%Y-%m-%dT%H:%M:%S')})"
 
 
-def _when(email: PlannedEmail | Task) -> tuple[str, datetime, str]:
-    """Schedule name, send time and time zone of a planned email or a stored email task."""
+def fire_time(wanted: datetime, now: float) -> datetime:
+    """When a schedule created at ``now`` fires for ``wanted``: ``wanted``, or ``MIN_LEAD_SECONDS``
+    after ``now`` (to the whole second) if that is later."""
+    earliest = datetime.fromtimestamp(math.ceil(now + MIN_LEAD_SECONDS), UTC)
+    return max(wanted.astimezone(UTC), earliest)
+
+
+def _when(email: PlannedEmail | Task) -> tuple[str, datetime]:
+    """Schedule name and send time of a planned email or a stored email task."""
     if isinstance(email, PlannedEmail):
-        return email.schedule_name, email.send_at, email.timezone
+        return email.schedule_name, email.send_at
     if email.email is None:
         raise ValueError(f"{email.task_id} is not an email task")
-    fields = email.email
-    return fields.schedule_name, task_store.parse_utc_iso(fields.send_at), fields.timezone
+    return email.email.schedule_name, email.email.send_time
 
 
 def _is(error: ClientError, code: str) -> bool:
@@ -87,9 +101,10 @@ def ensure_schedule(
     """Create the email's one-time schedule; ``False`` if a schedule of that name is already there.
 
     ``at`` overrides the send time (the reconciler's send-now of an overdue task); otherwise the
-    schedule fires at the email's ``send_at``.
+    schedule fires at the email's ``send_at``. Either is moved to ``MIN_LEAD_SECONDS`` from the moment
+    of the call if it is earlier (``fire_time``), so no schedule is ever created in the past.
     """
-    name, send_at, timezone = _when(email)
+    name, send_at = _when(email)
     request_target: TargetTypeDef = {
         "Arn": target.worker_arn,
         "RoleArn": target.role_arn,
@@ -104,8 +119,8 @@ def ensure_schedule(
         clients.scheduler().create_schedule(
             Name=name,
             GroupName=target.group,
-            ScheduleExpression=at_expression(at or send_at, timezone),
-            ScheduleExpressionTimezone=timezone,
+            ScheduleExpression=at_expression(fire_time(at or send_at, clock.now())),
+            ScheduleExpressionTimezone=SCHEDULE_TIMEZONE,
             FlexibleTimeWindow={"Mode": "OFF"},
             ActionAfterCompletion="DELETE",
             State="ENABLED",

@@ -12,11 +12,39 @@ import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 # CR, LF, NUL and the other C0/C1 control characters (tab included): none may appear in a header.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+# One ASCII addr-spec (RFC 5321 dot-atom local part, a domain of labels): what SES can deliver to, and
+# what the planner writes (a Unicode domain as punycode). No display name, no list, no whitespace.
+# https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_Destination.html
+_ONE_ADDRESS = re.compile(
+    r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*"
+    r"@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+"
+)
+_MAX_ADDRESS_CHARS = 254
+_SEND_AT_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def is_one_address(text: str) -> bool:
+    """Whether ``text`` is exactly one ASCII e-mail address (``a@example.org``), nothing around it."""
+    return len(text) <= _MAX_ADDRESS_CHARS and _ONE_ADDRESS.fullmatch(text) is not None
+
+
+def utc_iso(moment: datetime) -> str:
+    """``send_at`` as stored: ISO-8601 UTC to the second with a ``Z`` (``2026-12-01T08:30:00Z``)."""
+    if moment.tzinfo is None:
+        raise ValueError("a timezone-aware time is required")
+    return moment.astimezone(UTC).strftime(_SEND_AT_FORMAT)
+
+
+def parse_utc_iso(text: str) -> datetime:
+    """The inverse of ``utc_iso``; ValueError for any other text."""
+    return datetime.strptime(text, _SEND_AT_FORMAT).replace(tzinfo=UTC)
 
 
 class UnsafeEmail(ValueError):
@@ -86,14 +114,16 @@ class EmailMessage:
 @dataclass(frozen=True)
 class PlannedEmail:
     """One email of a campaign: recipient ``message.to``, campaign ``step`` (1 = first mail) at
-    ``send_at`` (timezone-aware). ``timezone`` is the IANA zone of the campaign's send window, in which
-    the one-time schedule's ``at()`` expression is written."""
+    ``send_at`` (timezone-aware). ``timezone`` is the IANA zone of the campaign's send window (shown to
+    people; schedules are written in UTC). ``max_per_minute`` is the campaign's rate, which the email
+    reconciler keeps to when it sends overdue emails."""
 
     campaign_id: str
     step: int
     send_at: datetime
     timezone: str
     message: EmailMessage
+    max_per_minute: int | None = None
 
     def __post_init__(self) -> None:
         if self.send_at.tzinfo is None:

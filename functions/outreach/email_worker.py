@@ -6,8 +6,12 @@ Scheduler invokes the worker asynchronously with ``{"task_id": ...}``. Per invoc
   scheduler and Lambda retry into the DLQ);
 - task Running: another invocation holds it, or one died after sending: return without sending (the
   email reconciler settles a Running task whose lease ran out as ``delivery_unknown``);
+- ``send_at`` more than ``EARLY_SKEW_SECONDS`` ahead (a replayed or hand-made event): refused before
+  the claim, no raise, the ``EarlyInvocations`` metric; the task stays Pending for its own schedule;
 - claim Pending -> Running with a conditional write before anything else; a refused claim means another
   invocation won: return without sending;
+- not addressed as planned (``message.to`` is not exactly one address equal to ``recipient``, or the
+  task id is not the one derived from campaign, recipient and step): ``Failed``, nothing sent;
 - past ``send_at`` by more than the grace period: ``Failed`` (``too_late``);
 - recipient on the account's suppression list (SES puts hard bounces and complaints there): the first
   step ``Failed``, a follow-up ``Cancelled``; a follow-up whose earlier step did not go out (bounced,
@@ -16,11 +20,16 @@ Scheduler invokes the worker asynchronously with ``{"task_id": ...}``. Per invoc
 - SES SendEmail with the configuration set and List-Unsubscribe headers, then ``Finished`` with the
   SES message id (status and campaign counters in one transaction);
 - permanent rejection (``PERMANENT_SES_ERRORS``): ``Failed`` with the reason, no raise;
-- anything else before the send (throttling, quota, 5xx, unknown): the claim goes back to ``Pending`` and
-  the error is raised, so Lambda's async retries (2, then the email DLQ) try again.
+- an error that proves SES did not take the request (an SES error response: throttling, quota, 5xx;
+  or no connection was made): the claim goes back to ``Pending`` and the error is raised, so Lambda's
+  async retries (2, then the email DLQ) try again;
+- anything after the request may have reached SES (a read timeout, a dropped connection, an unknown
+  error): the task stays ``Running`` and ``SendOutcomeUnknownError`` is raised. SendEmail has no
+  idempotency token, so a second send could be a second email; the retry finds the task Running and
+  sends nothing, and the reconciler settles it as ``delivery_unknown``.
 
-Once SES has accepted the email the task is never released: a failure to record ``Finished`` leaves it
-``Running`` and raises; the retry finds it Running and sends nothing.
+Once SES may have accepted the email the task is never released: a failure to record ``Finished``
+leaves it ``Running`` and raises; the retry finds it Running and sends nothing.
 """
 
 from __future__ import annotations
@@ -29,12 +38,20 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from botocore.exceptions import ClientError
+from botocore.exceptions import (
+    ClientError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    NoCredentialsError,
+    ParamValidationError,
+    ProxyConnectionError,
+)
 
-from outreach import clients, clock, config, task_store
-from outreach.email_task import EmailMessage, UnsafeEmail
-from outreach.errors import UnreadableMessageError
+from outreach import clients, clock, config, sdk_features, task_store
+from outreach.email_task import EmailMessage, UnsafeEmail, email_task_id, is_one_address
+from outreach.errors import SendOutcomeUnknownError, UnreadableMessageError
 from outreach.observability import MetricUnit, logger, metrics
+from outreach.personal_data import redact_addresses
 from outreach.task_model import Kind, Status, Task
 
 if TYPE_CHECKING:
@@ -53,9 +70,32 @@ PERMANENT_SES_ERRORS = frozenset(
     {"MessageRejected", "MailFromDomainNotVerifiedException", "BadRequestException"}
 )
 
+# Failures raised before any byte of the request left this process: SES cannot have the email, so the
+# claim may be released. botocore raises EndpointConnectionError only for a connection that could not
+# be opened (DNS, refused), ConnectTimeoutError and ProxyConnectionError while connecting (botocore's
+# httpsession maps urllib3's NewConnectionError, ConnectTimeoutError and ProxyError to them); credentials
+# and parameter errors come before signing. A ClientError is SES's own answer, also proof it did not
+# send. Everything else, a ReadTimeoutError or ConnectionClosedError above all, may follow an accepted
+# request. https://docs.aws.amazon.com/boto3/latest/guide/error-handling.html
+NOT_SENT_ERRORS: tuple[type[Exception], ...] = (
+    EndpointConnectionError,
+    ConnectTimeoutError,
+    ProxyConnectionError,
+    NoCredentialsError,
+    ParamValidationError,
+)
+
+# How early an invocation may come: Scheduler fires at the at() time (never before), and the one-time
+# schedules are written at or after send_at; this covers clock differences between services.
+EARLY_SKEW_SECONDS = 60
+
+# The SDK features the worker's requests use; a runtime without them fails at cold start, by name.
+sdk_features.require(sdk_features.SES_SEND_EMAIL_HEADERS)
+
 
 class Outcome(StrEnum):
     SENT = "Sent"
+    TOO_EARLY = "TooEarly"
     ALREADY_TERMINAL = "AlreadyTerminal"
     BUSY = "Busy"
     SKIPPED = "Skipped"
@@ -65,6 +105,7 @@ class Outcome(StrEnum):
 
 _METRIC_BY_OUTCOME = {
     Outcome.SENT: "EmailsSent",
+    Outcome.TOO_EARLY: "EarlyInvocations",
     Outcome.ALREADY_TERMINAL: "DuplicateInvocations",
     Outcome.BUSY: "DuplicateInvocations",
     Outcome.SKIPPED: "EmailsSkipped",
@@ -116,12 +157,33 @@ def _is_suppressed(address: str) -> str | None:
     return str(response["SuppressedDestination"]["Reason"])
 
 
+def check_addressed_as_planned(task: Task) -> None:
+    """Raise ``PermanentEmailError`` unless the stored message goes to exactly the planned recipient.
+
+    ``recipient`` is what suppression and every later check read; ``message.to`` is what SES is sent.
+    A row changed after planning (any role that may update the table can) must not redirect the email.
+    """
+    fields = task.email
+    if fields is None:
+        raise UnreadableMessageError("not_an_email_task")
+    to = fields.message.get("to")
+    if not isinstance(to, str) or not is_one_address(to):
+        raise PermanentEmailError("wrong_recipient: message.to is not exactly one e-mail address")
+    if to != fields.recipient:
+        raise PermanentEmailError("wrong_recipient: message.to is not the task's recipient")
+    if task.task_id != email_task_id(task.job_id, fields.recipient, fields.step):
+        raise PermanentEmailError(
+            "wrong_recipient: the task id is not the one of campaign, recipient and step"
+        )
+
+
 def check_may_send(task: Task) -> None:
     """Raise ``PermanentEmailError`` or ``SkipEmail`` when this email must not go out."""
     fields = task.email
     if fields is None:
         raise UnreadableMessageError("not_an_email_task")
-    late = clock.now() - task_store.parse_utc_iso(fields.send_at).timestamp()
+    check_addressed_as_planned(task)
+    late = clock.now() - fields.send_time.timestamp()
     if late > config.email_send_grace_seconds():
         raise PermanentEmailError(f"too_late: {int(late)} s after send_at {fields.send_at}")
     if fields.step > 1:
@@ -139,6 +201,11 @@ def check_may_send(task: Task) -> None:
         if fields.step > 1:
             raise SkipEmail(reason)
         raise PermanentEmailError(reason)
+
+
+def seconds_early(task: Task) -> float:
+    """How long before its ``send_at`` this invocation came (negative or 0 when on time or late)."""
+    return task.email.send_time.timestamp() - clock.now() if task.email else 0.0
 
 
 def unsubscribe_headers(message: EmailMessage) -> list[MessageHeaderTypeDef]:
@@ -182,13 +249,19 @@ def _send(task: Task) -> str:
         message = EmailMessage.from_item(fields.message)
     except UnsafeEmail as exc:
         raise PermanentEmailError(f"unsafe_message: {exc}") from exc
+    request = send_request(message, config.email_configuration_set())
     try:
-        response = clients.sesv2().send_email(**send_request(message, config.email_configuration_set()))
+        response = clients.sesv2().send_email(**request)
     except ClientError as exc:
         code = _error_code(exc)
         if code in PERMANENT_SES_ERRORS:
             raise PermanentEmailError(f"ses_rejected: {code}: {exc}") from exc
         raise
+    except NOT_SENT_ERRORS:
+        raise
+    except Exception as exc:
+        # outcome: the request may have reached SES; raised as SendOutcomeUnknownError, the claim kept
+        raise SendOutcomeUnknownError(f"{type(exc).__name__}: {exc}") from exc
     return str(response["MessageId"])
 
 
@@ -198,7 +271,7 @@ def _lease_seconds(context: LambdaContext) -> int:
 
 def record_not_sent(claimed: Task, outcome: Outcome, reason: str) -> Outcome:
     """Record a claimed task that is not sent (Failed or Cancelled with ``reason``)."""
-    logger.warning("email not sent", extra={"outcome": outcome.value, "reason": reason})
+    logger.warning("email not sent", extra={"outcome": outcome.value, "reason": redact_addresses(reason)})
     if outcome is Outcome.SKIPPED:
         task_store.skip_email(claimed, reason=reason)
     else:
@@ -215,6 +288,10 @@ def process(task_id: str, context: LambdaContext) -> Outcome:
     if task.status is not Status.PENDING:
         logger.info("task already claimed", extra={"status": task.status.value})
         return Outcome.BUSY
+    early = seconds_early(task)
+    if early > EARLY_SKEW_SECONDS:
+        logger.warning("invoked before send_at: left Pending for its schedule", extra={"early_s": int(early)})
+        return Outcome.TOO_EARLY
     try:
         claimed = task_store.claim_email(
             task, owner=context.aws_request_id, lease_seconds=_lease_seconds(context)
@@ -229,6 +306,10 @@ def process(task_id: str, context: LambdaContext) -> Outcome:
         return record_not_sent(claimed, Outcome.SKIPPED, exc.reason)
     except PermanentEmailError as exc:
         return record_not_sent(claimed, Outcome.FAILED, exc.reason)
+    except SendOutcomeUnknownError:
+        logger.exception("SES may have accepted the email: the task stays Running and is not sent again")
+        metrics.add_metric(name="EmailsSendUnknown", unit=MetricUnit.Count, value=1)
+        raise
     except Exception as exc:
         logger.exception("transient failure before the send: claim released")
         task_store.release_email(claimed, error=f"{type(exc).__name__}: {exc}")

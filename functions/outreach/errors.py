@@ -41,3 +41,17 @@ class UnreadableMessageError(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class ReconcilerRunError(Exception):
+    """A reconciler run that handled every task it could, but not all: malformed rows or actions that
+    raised (each logged with its task id). Raised after the run's metrics are published, so the
+    function's error alarm and DLQ tell a person."""
+
+
+class SendOutcomeUnknownError(Exception):
+    """SendEmail may have reached SES and its answer was lost (read timeout, dropped connection).
+
+    The task stays ``Running`` (it may have been sent) and the email reconciler settles it as
+    ``delivery_unknown``; it is never released for another send.
+    """

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from outreach.email_task import email_schedule_name, is_one_address, parse_utc_iso
 
 
 class Status(StrEnum):
@@ -57,12 +61,41 @@ class Lease:
     expires_at: int
 
 
+class MalformedField(ValueError):
+    """A stored field that does not hold what the task store writes: ``field`` names it."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+def _whole_number(name: str, value: Any, minimum: int) -> int:
+    try:
+        number = int(value)
+    except (TypeError, ValueError) as exc:
+        raise MalformedField(name, f"not a number: {str(value)[:40]!r}") from exc
+    if number != value or number < minimum:
+        raise MalformedField(name, f"must be a whole number >= {minimum}, got {str(value)[:40]!r}")
+    return number
+
+
+def _text(item: dict[str, Any], name: str) -> str:
+    value = item.get(name)
+    if not isinstance(value, str) or not value:
+        raise MalformedField(name, "missing or not text")
+    return value
+
+
 @dataclass(frozen=True)
 class EmailFields:
     """What an email task carries besides the common fields (see docs/task-store.md).
 
     ``message`` is the stored map of ``outreach.email_task.EmailMessage.to_item``; it is read back with
     ``EmailMessage.from_item`` just before sending, so an unsafe message is refused then as well.
+    ``max_per_minute`` is the campaign's rate (rows written before it was stored have none).
+    Every field is checked when the row is read (``from_item``): one malformed row is refused with the
+    field it breaks, and cannot stop a reconciler run or reach SES.
     """
 
     step: int
@@ -72,20 +105,47 @@ class EmailFields:
     schedule_name: str
     message: dict[str, Any]
     ses_message_id: str | None = None
+    max_per_minute: int | None = None
+
+    @property
+    def send_time(self) -> datetime:
+        """``send_at`` as an instant (UTC)."""
+        return parse_utc_iso(self.send_at)
 
     @classmethod
-    def from_item(cls, item: dict[str, Any]) -> EmailFields:
-        message = item["message"]
-        if not isinstance(message, dict):
-            raise TypeError("message is not a map")
+    def from_item(cls, item: dict[str, Any], task_id: str) -> EmailFields:
+        """The email fields of a stored row; ``MalformedField`` naming the first field that is wrong."""
+        message = item.get("message")
+        if not isinstance(message, dict) or not all(isinstance(v, str) for v in message.values()):
+            raise MalformedField("message", "not a map of text")
+        recipient = _text(item, "recipient")
+        if not is_one_address(recipient):
+            raise MalformedField("recipient", "not exactly one e-mail address")
+        send_at = _text(item, "send_at")
+        try:
+            parse_utc_iso(send_at)
+        except ValueError as exc:
+            raise MalformedField(
+                "send_at", f"not a UTC time (2027-03-02T08:30:00Z): {send_at[:40]!r}"
+            ) from exc
+        timezone = _text(item, "timezone")
+        try:
+            ZoneInfo(timezone)
+        except (ValueError, ZoneInfoNotFoundError) as exc:
+            raise MalformedField("timezone", f"not an IANA time zone: {timezone[:40]!r}") from exc
+        schedule_name = _text(item, "schedule_name")
+        if schedule_name != email_schedule_name(task_id):
+            raise MalformedField("schedule_name", "is not the one derived from the task id")
+        per_minute = item.get("max_per_minute")
         return cls(
-            step=int(item["step"]),
-            recipient=str(item["recipient"]),
-            send_at=str(item["send_at"]),
-            timezone=str(item["timezone"]),
-            schedule_name=str(item["schedule_name"]),
+            step=_whole_number("step", item.get("step"), 1),
+            recipient=recipient,
+            send_at=send_at,
+            timezone=timezone,
+            schedule_name=schedule_name,
             message={str(name): value for name, value in message.items()},
             ses_message_id=str(item["ses_message_id"]) if "ses_message_id" in item else None,
+            max_per_minute=None if per_minute is None else _whole_number("max_per_minute", per_minute, 1),
         )
 
 
@@ -138,7 +198,43 @@ class Task:
                 result_key=str(item["result_key"]) if "result_key" in item else None,
                 failure_reason=str(item["failure_reason"]) if "failure_reason" in item else None,
                 last_error=str(item["last_error"]) if "last_error" in item else None,
-                email=EmailFields.from_item(item) if item["kind"] == Kind.EMAIL.value else None,
+                email=(
+                    EmailFields.from_item(item, str(item["task_id"]))
+                    if item["kind"] == Kind.EMAIL.value
+                    else None
+                ),
             )
         except (KeyError, ValueError, TypeError) as exc:
             raise ValueError(f"not a task row: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class MalformedTask:
+    """An open row of the ``open-tasks`` index that is not a valid task: what could be read, and why.
+
+    ``status`` and ``job_id`` are ``None`` when they cannot be read either; ``problem`` names the field.
+    """
+
+    task_id: str
+    kind: str
+    job_id: str | None
+    status: Status | None
+    updated_at: str | None
+    problem: str
+
+    @classmethod
+    def of(cls, item: dict[str, Any], problem: str) -> MalformedTask:
+        def text(name: str) -> str | None:
+            value = item.get(name)
+            return value if isinstance(value, str) and value else None
+
+        status_text = text("status")
+        status = Status(status_text) if status_text in {s.value for s in Status} else None
+        return cls(
+            task_id=text("task_id") or "?",
+            kind=text("kind") or "?",
+            job_id=text("job_id"),
+            status=status,
+            updated_at=text("updated_at"),
+            problem=problem,
+        )

@@ -15,15 +15,21 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
 from outreach import clients, clock, config
-from outreach.email_task import PlannedEmail, email_task_id
+from outreach.email_task import PlannedEmail, email_task_id, utc_iso
 from outreach.errors import UnreadableMessageError
+from outreach.item_size import (
+    ITEM_LIMIT_BYTES,
+    TRANSACTION_ACTION_LIMIT,
+    TRANSACTION_LIMIT_BYTES,
+    ItemTooLarge,
+    item_size,
+)
 from outreach.task_ids import (
     InvalidJobInput,
     normalise_url,
@@ -31,15 +37,24 @@ from outreach.task_ids import (
     validate_job_id,
     validate_url_list,
 )
-from outreach.task_model import ALLOWED_TRANSITIONS, Kind, Status, Task, open_key
+from outreach.task_model import ALLOWED_TRANSITIONS, OPEN, Kind, MalformedTask, Status, Task, open_key
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
 
 COUNTER_SHARDS = 10
 OPEN_TASKS_INDEX = "open-tasks"
-# DynamoDB allows 100 actions per transaction; leave room for one counter update per shard.
-_TASKS_PER_CREATE_TRANSACTION = 100 - COUNTER_SHARDS
+# What the transitions may add to a created row (lease fields, attempts, ses_message_id, expires_at,
+# a last_error of up to 500 and a failure_reason of up to 1,000 characters at up to 4 UTF-8 bytes each):
+# a row is created only with this much room left under DynamoDB's item limit, so no later update of it
+# is refused for its size.
+ROW_GROWTH_BYTES = 8 * 1024
+MAX_ROW_BYTES = ITEM_LIMIT_BYTES - ROW_GROWTH_BYTES
+# The items one creating transaction may carry: DynamoDB's 4 MB less a margin for what the estimate
+# cannot see (item_size already counts high).
+_CREATE_TRANSACTION_BYTES = TRANSACTION_LIMIT_BYTES - 256 * 1024
+# A number of up to 38 digits, as item_size counts it: the bound of one counter of a counter shard.
+_COUNTER_VALUE_BYTES = 21
 _TERMINAL_RETENTION_SECONDS = 90 * 24 * 3600
 _LAST_ERROR_CHARS = 500
 
@@ -191,11 +206,12 @@ def open_tasks(
     *,
     page_size: int = 100,
     cost: IndexRead | None = None,
-) -> Iterator[Task]:
+) -> Iterator[Task | MalformedTask]:
     """Open tasks of one kind and status last changed before ``updated_before``, oldest first.
 
     Pages through the sparse ``open-tasks`` index (never the table), one Query per page, lazily: a
-    caller that stops early reads no further page. ``cost`` accumulates what was read.
+    caller that stops early reads no further page. ``cost`` accumulates what was read. A row that is
+    not a valid task comes as a ``MalformedTask`` in its place, so one bad row stops nothing behind it.
     """
     if status not in (Status.PENDING, Status.RUNNING):
         raise ValueError(f"only open statuses are indexed, not {status}")
@@ -213,7 +229,11 @@ def open_tasks(
             cost.pages += 1
             cost.items += int(page.get("ScannedCount", len(page.get("Items", []))))
         for item in page.get("Items", []):
-            yield Task.from_item(_from_item(item))
+            row = _from_item(item)
+            try:
+                yield Task.from_item(row)
+            except ValueError as exc:  # outcome: yielded as a MalformedTask, the caller settles it
+                yield MalformedTask.of(row, str(exc))
 
 
 # ---- job creation ---------------------------------------------------------------------------
@@ -251,7 +271,8 @@ def create_email_tasks(planned: Sequence[PlannedEmail]) -> JobCreation:
     per status. Task ids derive from campaign, recipient and step (``email_task.email_task_id``): an
     email planned twice, in one call or two, is written once and reported in ``existing``. Emails of
     more than one campaign, or an invalid campaign id, raise ``InvalidJobInput`` before anything is
-    written.
+    written, and so does a row over ``MAX_ROW_BYTES`` (``ItemTooLarge``, naming its task; see
+    ``email_row_size``).
     """
     campaigns = {email.campaign_id for email in planned}
     if len(campaigns) > 1:
@@ -269,7 +290,7 @@ def create_email_tasks(planned: Sequence[PlannedEmail]) -> JobCreation:
 
 
 def _email_row(email: PlannedEmail) -> dict[str, Any]:
-    return {
+    row: dict[str, Any] = {
         "kind": Kind.EMAIL.value,
         "attempts": 0,
         "step": email.step,
@@ -279,30 +300,78 @@ def _email_row(email: PlannedEmail) -> dict[str, Any]:
         "schedule_name": email.schedule_name,
         "message": email.message.to_item(),
     }
+    if email.max_per_minute is not None:
+        row["max_per_minute"] = email.max_per_minute
+    return row
 
 
-def utc_iso(moment: datetime) -> str:
-    """``send_at`` as stored: ISO-8601 UTC to the second with a ``Z`` (``2026-12-01T08:30:00Z``)."""
-    if moment.tzinfo is None:
-        raise ValueError("a timezone-aware time is required")
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+def email_row_size(email: PlannedEmail) -> int:
+    """The size DynamoDB counts (``item_size``) of the task row ``create_email_tasks`` writes for
+    ``email``; a row over ``MAX_ROW_BYTES`` is refused."""
+    item = _new_item(email.campaign_id, Kind.EMAIL, email.task_id, _email_row(email), clock.iso())
+    return item_size(_values(item))
 
 
-def parse_utc_iso(text: str) -> datetime:
-    """The inverse of ``utc_iso``."""
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+def _new_item(job_id: str, kind: Kind, task_id: str, fields: Mapping[str, Any], now: str) -> dict[str, Any]:
+    """The Pending row a creating transaction puts."""
+    return {
+        **fields,
+        "task_id": task_id,
+        "job_id": job_id,
+        "status": Status.PENDING.value,
+        "created_at": now,
+        "updated_at": now,
+        "open_key": open_key(kind.value, Status.PENDING),
+    }
 
 
-def _create_tasks(
-    job_id: str, kind: Kind, rows: Sequence[tuple[str, Mapping[str, Any]]], result: JobCreation
-) -> None:
-    for start in range(0, len(rows), _TASKS_PER_CREATE_TRANSACTION):
-        _create_chunk(job_id, kind, rows[start : start + _TASKS_PER_CREATE_TRANSACTION], result)
+def _counter_item_bound(job_id: str) -> int:
+    """The most a counter shard of ``job_id`` can weigh: its keys and a 38-digit count per status."""
+    keys = {"task_id": counter_key(job_id, COUNTER_SHARDS - 1), "job_id": job_id, "kind": "job_counter"}
+    counts = sum(len(status.value.encode()) + _COUNTER_VALUE_BYTES for status in Status)
+    return item_size(_values(keys)) + counts
 
 
-def _create_chunk(
-    job_id: str, kind: Kind, chunk: Sequence[tuple[str, Mapping[str, Any]]], result: JobCreation
-) -> None:
+_Row = tuple[str, Mapping[str, Any]]
+
+
+def _transactions(job_id: str, rows: Sequence[tuple[_Row, int]]) -> Iterator[list[_Row]]:
+    """The rows (each with its size) in order, cut into transactions DynamoDB accepts: at most
+    ``TRANSACTION_ACTION_LIMIT`` actions (the Put of every row and the Update of every counter shard
+    the rows count in) whose items come to at most ``_CREATE_TRANSACTION_BYTES``."""
+    counter_bytes = _counter_item_bound(job_id)
+    chunk: list[_Row] = []
+    shards: set[int] = set()
+    size = 0
+    for row, row_size in rows:
+        with_row = shards | {counter_shard(row[0])}
+        actions = len(chunk) + 1 + len(with_row)
+        total = size + row_size + counter_bytes * len(with_row)
+        if chunk and (actions > TRANSACTION_ACTION_LIMIT or total > _CREATE_TRANSACTION_BYTES):
+            yield chunk
+            chunk, size, with_row = [], 0, {counter_shard(row[0])}
+        chunk.append(row)
+        shards = with_row
+        size += row_size
+    if chunk:
+        yield chunk
+
+
+def _create_tasks(job_id: str, kind: Kind, rows: Sequence[_Row], result: JobCreation) -> None:
+    """Every row sized first (``ItemTooLarge`` before anything is written), then written in the
+    transactions ``_transactions`` cuts."""
+    now = clock.iso()
+    sized: list[tuple[_Row, int]] = []
+    for task_id, fields in rows:
+        size = item_size(_values(_new_item(job_id, kind, task_id, fields, now)))
+        if size > MAX_ROW_BYTES:
+            raise ItemTooLarge(task_id, size, MAX_ROW_BYTES)
+        sized.append(((task_id, fields), size))
+    for chunk in _transactions(job_id, sized):
+        _create_chunk(job_id, kind, chunk, result)
+
+
+def _create_chunk(job_id: str, kind: Kind, chunk: Sequence[_Row], result: JobCreation) -> None:
     """Put the chunk's rows (each only if absent) and count them, in one transaction; rows that exist
     already are reported in ``result.existing`` and the rest written again without them."""
     table = config.tasks_table()
@@ -312,15 +381,7 @@ def _create_chunk(
         actions: list[TransactWriteItemTypeDef] = []
         per_shard: dict[int, int] = {}
         for task_id, fields in remaining:
-            item = {
-                **fields,
-                "task_id": task_id,
-                "job_id": job_id,
-                "status": Status.PENDING.value,
-                "created_at": now,
-                "updated_at": now,
-                "open_key": open_key(kind.value, Status.PENDING),
-            }
+            item = _new_item(job_id, kind, task_id, fields, now)
             actions.append(
                 {
                     "Put": {
@@ -711,6 +772,46 @@ def give_up(task: Task, *, reason: str) -> None:
     )
 
 
+def fail_malformed(row: MalformedTask) -> None:
+    """An open row that is not a valid task -> ``Failed`` (``malformed_task_row: <field>: <why>``).
+
+    Conditional on the status and ``updated_at`` that were read, with the counter move, so a row
+    changed meanwhile is left as it is (``TransitionRejected``). A row whose status or job cannot be
+    read cannot be counted and raises ``TransitionRejected`` without a write.
+    """
+    if row.status not in OPEN or row.job_id is None or row.updated_at is None:
+        raise TransitionRejected(row.task_id, "fail malformed row")
+    table = config.tasks_table()
+    update: TransactWriteItemTypeDef = {
+        "Update": {
+            "TableName": table,
+            "Key": {"task_id": _av(row.task_id)},
+            "UpdateExpression": "SET #status = :failed, failure_reason = :reason, updated_at = :now, "
+            f"expires_at = :expires REMOVE open_key, {', '.join(_LEASE_FIELDS)}",
+            "ConditionExpression": "#status = :expected AND updated_at = :updated",
+            "ExpressionAttributeNames": {"#status": "status"},
+            "ExpressionAttributeValues": _values(
+                {
+                    ":failed": Status.FAILED.value,
+                    ":reason": f"malformed_task_row: {row.problem}"[:_LAST_ERROR_CHARS],
+                    ":now": clock.iso(),
+                    ":expires": int(clock.now()) + _TERMINAL_RETENTION_SECONDS,
+                    ":expected": row.status.value,
+                    ":updated": row.updated_at,
+                }
+            ),
+        }
+    }
+    deltas = {row.status: -1, Status.FAILED: 1}
+    actions = [update, _counter_update(table, row.job_id, counter_shard(row.task_id), deltas)]
+    try:
+        clients.dynamodb().transact_write_items(TransactItems=actions)
+    except ClientError as exc:
+        if _is_condition_failure(exc):
+            raise TransitionRejected(row.task_id, "fail malformed row") from exc
+        raise
+
+
 def email_tasks_of(campaign_id: str, recipient: str, steps: Iterable[int]) -> list[Task]:
     """The campaign's tasks for ``recipient`` at ``steps`` that exist (strongly consistent reads)."""
     found = (get_task(email_task_id(campaign_id, recipient, step)) for step in steps)
@@ -725,30 +826,87 @@ def job_key(job_id: str) -> str:
     return f"job#{job_id}"
 
 
-def record_job(job_id: str, *, source: str, tasks: int, created_by: str) -> None:
-    """Write or refresh the job's row; the first creation time and creator are kept on a re-run."""
+class JobKindConflict(Exception):
+    """A job id that already names a job of another kind (a campaign id equal to a scrape job id):
+    recording it would merge the two jobs' row and counters."""
+
+    def __init__(self, job_id: str, existing: Kind, wanted: Kind) -> None:
+        super().__init__(
+            f"job id {job_id!r} is already a {existing.value} job; a {wanted.value} job cannot use it "
+            "(its row and counters would merge with the other's): choose another id"
+        )
+        self.job_id = job_id
+        self.existing = existing
+        self.wanted = wanted
+
+
+# Rows recorded before ``job_kind`` existed: a campaign's source always names its recipients
+# (``<campaign file> sha256:<hex>; recipients <...>``, written by ``outreach campaign schedule``), a
+# scrape job's never does (``<sites file> sha256:<hex>``, by ``outreach job create``).
+_LEGACY_CAMPAIGN_SOURCE = "; recipients "
+
+
+def job_kind_of(row: Mapping[str, Any]) -> Kind:
+    """The kind of a job's row: its ``job_kind``, or for a row recorded before it, what its source says."""
+    recorded = row.get("job_kind")
+    if recorded is not None:
+        return Kind(str(recorded))
+    return Kind.EMAIL if _LEGACY_CAMPAIGN_SOURCE in str(row.get("source", "")) else Kind.SCRAPE
+
+
+def check_job_kind(job_id: str, kind: Kind) -> None:
+    """Raise ``JobKindConflict`` if ``job_id`` is recorded as a job of another kind (a read; the write
+    in ``record_job`` holds the same rule as its condition)."""
+    row = get_job(job_id)
+    if row is not None and job_kind_of(row) is not kind:
+        raise JobKindConflict(job_id, job_kind_of(row), kind)
+
+
+def record_job(job_id: str, *, kind: Kind, source: str, tasks: int, created_by: str) -> None:
+    """Write or refresh the job's row; the first creation time and creator are kept on a re-run.
+
+    ``kind`` is what the job's tasks are (``scrape`` for ``job create``, ``email`` for a campaign),
+    kept as ``job_kind``. The write is conditional: no row yet, or a row of the same kind (a row
+    recorded before ``job_kind`` counts as the kind its source shows, see ``job_kind_of``, and gets
+    ``job_kind`` now). A row of another kind raises ``JobKindConflict`` and nothing is written.
+    """
     validate_job_id(job_id)
     now = clock.iso()
-    clients.dynamodb().update_item(
-        TableName=config.tasks_table(),
-        Key={"task_id": _av(job_key(job_id))},
-        UpdateExpression=(
-            "SET kind = :kind, job_id = :job, created_at = if_not_exists(created_at, :now), "
-            "created_by = if_not_exists(created_by, :by), updated_at = :now, #source = :source, "
-            "task_count = :tasks"
-        ),
-        ExpressionAttributeNames={"#source": "source"},
-        ExpressionAttributeValues=_values(
-            {
-                ":kind": "job",
-                ":job": job_id,
-                ":now": now,
-                ":by": created_by,
-                ":source": source,
-                ":tasks": tasks,
-            }
-        ),
-    )
+    legacy_match = "contains(#source, :marker)" if kind is Kind.EMAIL else "NOT contains(#source, :marker)"
+    try:
+        clients.dynamodb().update_item(
+            TableName=config.tasks_table(),
+            Key={"task_id": _av(job_key(job_id))},
+            UpdateExpression=(
+                "SET kind = :kind, job_id = :job, job_kind = :job_kind, "
+                "created_at = if_not_exists(created_at, :now), "
+                "created_by = if_not_exists(created_by, :by), updated_at = :now, #source = :source, "
+                "task_count = :tasks"
+            ),
+            ConditionExpression=(
+                "attribute_not_exists(task_id) OR job_kind = :job_kind "
+                f"OR (attribute_not_exists(job_kind) AND {legacy_match})"
+            ),
+            ExpressionAttributeNames={"#source": "source"},
+            ExpressionAttributeValues=_values(
+                {
+                    ":kind": "job",
+                    ":job": job_id,
+                    ":job_kind": kind.value,
+                    ":marker": _LEGACY_CAMPAIGN_SOURCE,
+                    ":now": now,
+                    ":by": created_by,
+                    ":source": source,
+                    ":tasks": tasks,
+                }
+            ),
+        )
+    except ClientError as exc:
+        if not _is_condition_failure(exc):
+            raise
+        row = get_job(job_id)
+        existing = job_kind_of(row) if row is not None else kind
+        raise JobKindConflict(job_id, existing, kind) from exc
 
 
 def _scan(

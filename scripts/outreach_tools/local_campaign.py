@@ -69,7 +69,7 @@ def _pending_send_times(stack: LocalPipeline, campaign_id: str) -> list[float]:
     with stack.as_caller():
         pending = task_store.job_tasks_with_status(campaign_id, Status.PENDING)
     return sorted(
-        task_store.parse_utc_iso(task.email.send_at).timestamp() for task in pending if task.email is not None
+        task.email.send_time.timestamp() for task in pending if task.email is not None
     )
 
 

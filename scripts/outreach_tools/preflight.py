@@ -14,7 +14,10 @@ Each check prints one line: PASS, SKIP (and why) or FAIL (and, below it, what to
 - ``concurrency``  lambda:GetAccountSettings leaves at least 100 unreserved executions once the root's
                    reservations are made, counting those its functions already hold;
 - ``email``        when the root has an ``email_sender_identity``: SES has it verified for sending,
-                   and the account may send outside the sandbox.
+                   the account may send outside the sandbox, and the rate the root sizes the email
+                   stage for (its ``email_max_send_rate`` output) is at most the account's SES
+                   sending rate (GetAccount ``SendQuota.MaxSendRate``,
+                   https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_GetAccount.html).
 
 Nothing is changed anywhere. Exit 0 when no check failed, 1 when one did, 2 on a usage error.
 ``--env local`` checks the embedded AWS at ``--endpoint-url`` (default http://127.0.0.1:4566) with the
@@ -51,6 +54,8 @@ MINIMUM_UNRESERVED = 100
 CONCURRENCY_QUOTA_CODE = "L-B99A9384"
 AWS_PROVIDER = "registry.terraform.io/hashicorp/aws"
 EMAIL_IDENTITY_SETTING = "email_sender_identity"
+# The emails per second the root sizes the email stage for (modules/email's max_send_rate).
+EMAIL_RATE_SETTING = "email_max_send_rate"
 # SES identity resources and the attribute naming the identity.
 SES_IDENTITY_RESOURCES = {
     "aws_sesv2_email_identity": "email_identity",
@@ -454,9 +459,28 @@ def check_email(ctx: Preflight) -> Result:
             f"the account is in the SES sandbox in {region}: it may only send to verified addresses",
             "request production access (SES console, Account dashboard, Request production access)",
         )
-    quota = account.get("SendQuota", {}).get("Max24HourSend")
+    send_quota = account.get("SendQuota", {})
+    rate, planned_rate = send_quota.get("MaxSendRate"), ctx.plan.values.get(EMAIL_RATE_SETTING)
+    if isinstance(planned_rate, int | float) and isinstance(rate, int | float) and planned_rate > rate:
+        return Result(
+            name,
+            Status.FAIL,
+            f"the root's {EMAIL_RATE_SETTING} is {planned_rate:g}/s; the account's SES sending rate in "
+            f"{region} is {rate:g}/s (GetAccount MaxSendRate): SES throttles the sends above it",
+            f"set {EMAIL_RATE_SETTING} = {rate:g} (or less) in the root's terraform.tfvars, or request a "
+            "higher sending quota (SES console, Account dashboard, Request a sending quota increase)",
+        )
+    quota = send_quota.get("Max24HourSend")
     per_day = f" ({quota:.0f} per 24 h)" if isinstance(quota, int | float) else ""
-    return Result(name, Status.PASS, f"{identity} verified; sending enabled with production access{per_day}")
+    if not isinstance(planned_rate, int | float):
+        sized = f"; {EMAIL_RATE_SETTING} not configured"
+    elif not isinstance(rate, int | float):
+        sized = f"; {EMAIL_RATE_SETTING} {planned_rate:g}/s not compared (GetAccount gave no MaxSendRate)"
+    else:
+        sized = f"; {EMAIL_RATE_SETTING} {planned_rate:g}/s within SES's {rate:g}/s"
+    return Result(
+        name, Status.PASS, f"{identity} verified; sending enabled with production access{per_day}{sized}"
+    )
 
 
 CHECKS: tuple[Check, ...] = (

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import boto3
@@ -15,7 +16,7 @@ from outreach.email_task import EmailMessage
 from outreach.task_ids import InvalidJobInput
 from outreach.task_model import Kind, Status, Task
 from tests.support.aws import REGION, Resources
-from tests.support.email import planned
+from tests.support.email import BERLIN, planned
 
 
 @pytest.fixture
@@ -160,7 +161,7 @@ def test_a_pending_email_task_can_be_given_up_as_too_late(resources: Resources) 
     assert task_store.job_counts("spring")["Pending"] == 0
 
 
-def test_a_schedule_fires_at_the_local_send_time_with_retries_dlq_and_self_delete(
+def test_a_schedule_fires_at_the_send_time_written_in_utc_with_retries_dlq_and_self_delete(
     target: email_schedules.ScheduleTarget,
 ) -> None:
     email = planned("a@example.org")
@@ -168,8 +169,9 @@ def test_a_schedule_fires_at_the_local_send_time_with_retries_dlq_and_self_delet
     schedule = boto3.client("scheduler", region_name=REGION).get_schedule(
         Name=email.schedule_name, GroupName=target.group
     )
-    assert schedule["ScheduleExpression"] == "at(2027-03-02T09:30:00)"
-    assert schedule["ScheduleExpressionTimezone"] == "Europe/Berlin"
+    # 09:30 in Berlin (CET, UTC+1) is 08:30 UTC: an absolute instant, whatever the window's zone.
+    assert schedule["ScheduleExpression"] == "at(2027-03-02T08:30:00)"
+    assert schedule["ScheduleExpressionTimezone"] == "UTC"
     assert schedule["ActionAfterCompletion"] == "DELETE"
     assert schedule["FlexibleTimeWindow"] == {"Mode": "OFF"}
     assert schedule["Target"]["Arn"] == target.worker_arn
@@ -196,12 +198,49 @@ def test_a_stored_task_schedules_at_its_send_time_or_the_time_given(
     assert email_schedules.ensure_schedule(task, target) is True
     scheduler = boto3.client("scheduler", region_name=REGION)
     got = scheduler.get_schedule(Name=email.schedule_name, GroupName=target.group)
-    assert got["ScheduleExpression"] == "at(2027-03-05T09:30:00)"
+    assert got["ScheduleExpression"] == "at(2027-03-05T08:30:00)"
     assert email_schedules.delete_schedule(email.schedule_name, target) is True
     soon = datetime(2027, 3, 5, 10, 1, tzinfo=UTC)
     assert email_schedules.ensure_schedule(task, target, at=soon) is True
     got = scheduler.get_schedule(Name=email.schedule_name, GroupName=target.group)
-    assert got["ScheduleExpression"] == "at(2027-03-05T11:01:00)"
+    assert got["ScheduleExpression"] == "at(2027-03-05T10:01:00)"
+
+
+def test_a_send_time_in_the_hour_the_clocks_go_back_is_scheduled_at_its_own_instant(
+    target: email_schedules.ScheduleTarget,
+) -> None:
+    # Berlin's clocks go back at 03:00 CEST on 2027-10-31: 02:30 happens twice, at 00:30 and 01:30 UTC.
+    second = replace(planned("a@example.org"), send_at=datetime(2027, 10, 31, 2, 30, tzinfo=BERLIN, fold=1))
+    first = replace(planned("b@example.org"), send_at=datetime(2027, 10, 31, 2, 30, tzinfo=BERLIN, fold=0))
+    email_schedules.ensure_schedule(second, target)
+    email_schedules.ensure_schedule(first, target)
+    scheduler = boto3.client("scheduler", region_name=REGION)
+    expressions = [
+        scheduler.get_schedule(Name=email.schedule_name, GroupName=target.group)["ScheduleExpression"]
+        for email in (first, second)
+    ]
+    assert expressions == ["at(2027-10-31T00:30:00)", "at(2027-10-31T01:30:00)"]
+
+
+def test_a_schedule_is_never_created_in_the_past(target: email_schedules.ScheduleTarget) -> None:
+    email = planned("a@example.org")
+    # The command wrote the task long before it got to the schedule: send_at has passed by then.
+    now = email.send_at.timestamp() + 300.4
+    clock.set_time_source(lambda: now)
+    try:
+        email_schedules.ensure_schedule(email, target)
+        overdue = email_schedules.ensure_schedule(
+            planned("b@example.org"), target, at=datetime.fromtimestamp(now - 30, UTC)
+        )
+    finally:
+        clock.set_time_source(None)
+    assert overdue is True
+    scheduler = boto3.client("scheduler", region_name=REGION)
+    for name in (email.schedule_name, planned("b@example.org").schedule_name):
+        expression = scheduler.get_schedule(Name=name, GroupName=target.group)["ScheduleExpression"]
+        fires = datetime.strptime(expression, "at(%Y-%m-%dT%H:%M:%S)").replace(tzinfo=UTC).timestamp()
+        assert fires >= now + email_schedules.MIN_LEAD_SECONDS
+        assert fires <= now + email_schedules.MIN_LEAD_SECONDS + 1
 
 
 def test_deleting_or_finding_a_missing_schedule_is_no_error(target: email_schedules.ScheduleTarget) -> None:

@@ -359,6 +359,47 @@ def test_email_fails_when_sending_is_disabled(account: None) -> None:
     assert "sending is disabled" in result.detail
 
 
+def rate_plan(max_send_rate: float | None) -> RootPlan:
+    values = {preflight.EMAIL_IDENTITY_SETTING: SENDER, "email_max_send_rate": max_send_rate}
+    return root_plan(values=values)
+
+
+def test_email_fails_when_the_roots_max_send_rate_is_above_the_accounts_ses_sending_rate(
+    account: None,
+) -> None:
+    verified_sender()
+    set_ses_account(REGION, max_send_rate=10.0)
+
+    result = preflight.check_email(checked(rate_plan(14)))
+
+    assert result.status is Status.FAIL
+    assert result.detail == (
+        f"the root's email_max_send_rate is 14/s; the account's SES sending rate in {REGION} is 10/s "
+        "(GetAccount MaxSendRate): SES throttles the sends above it"
+    )
+    assert result.fix is not None and result.fix.startswith("set email_max_send_rate = 10 (or less)")
+
+
+def test_email_passes_when_the_roots_max_send_rate_is_within_the_accounts(account: None) -> None:
+    verified_sender()
+    set_ses_account(REGION, max_send_rate=14.0)
+
+    result = preflight.check_email(checked(rate_plan(14)))
+
+    assert result.status is Status.PASS, result
+    assert result.detail.endswith("; email_max_send_rate 14/s within SES's 14/s")
+
+
+def test_email_says_a_max_send_rate_the_root_does_not_plan_is_not_configured(account: None) -> None:
+    verified_sender()
+
+    for plan in (email_plan(), rate_plan(None)):
+        result = preflight.check_email(checked(plan))
+
+        assert result.status is Status.PASS, result
+        assert result.detail.endswith("; email_max_send_rate not configured")
+
+
 # --- command line ---
 
 

@@ -14,6 +14,7 @@ from moto.dynamodb.models import dynamodb_backends
 from outreach import clients, clock, config, scraper, task_store
 from outreach.reconcilers import scrape as reconciler
 from outreach.task_model import Kind, Status, Task
+from outreach_tools.localaws.dynamodb_size_limits import enforce_dynamodb_size_limits
 from outreach_tools.localaws.dynamodb_transactions import make_transactions_atomic
 from tests.support.aws import REGION, Resources, receive_all
 from tests.support.events import sqs_event_from_queue
@@ -30,6 +31,7 @@ def atomic_transactions() -> None:
     """DynamoDB's transaction semantics without moto's whole-table copy per transaction (which makes
     a transaction on a 10,000-row table take seconds); see localaws/dynamodb_transactions.py."""
     make_transactions_atomic()
+    enforce_dynamodb_size_limits()
 
 
 @pytest.fixture

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
 
+import boto3
 import pytest
 
-from outreach import clock, task_store
+from outreach import clients, clock, task_store
+from outreach.email_task import PlannedEmail
+from outreach.item_size import ItemTooLarge, item_size
 from outreach.task_ids import normalise_url, scrape_task_id
 from outreach.task_model import ALLOWED_TRANSITIONS, TERMINAL, Kind, Status, Task
-from tests.support.aws import Resources
+from tests.support.aws import REGION, Resources
+from tests.support.email import planned
 
 URLS = ["https://example.com", "http://shop.example.org/", "Example.NET"]
 
@@ -263,3 +269,89 @@ def test_an_abandoned_task_fails_with_its_attempts_and_last_error(
     assert failed is not None and failed.status is Status.FAILED
     assert failed.failure_reason == "abandoned: 1 of 1 attempts used; last error http_503: down"
     assert task_store.job_counts("job-1")["Failed"] == 1
+
+
+# ---- sizes: DynamoDB's item and transaction limits ------------------------------------------------
+
+
+def _email_with_text(recipient: str, text: str) -> PlannedEmail:
+    email = planned(recipient)
+    return replace(email, message=replace(email.message, text=text))
+
+
+@pytest.fixture
+def transactions(resources: Resources) -> list[list[dict[str, Any]]]:
+    """The TransactItems of every TransactWriteItems the task store sends, as it sends them."""
+    sent: list[list[dict[str, Any]]] = []
+
+    def record(params: dict[str, Any], **_: Any) -> None:
+        sent.append(list(params["TransactItems"]))
+
+    clients.dynamodb().meta.events.register("provide-client-params.dynamodb.TransactWriteItems", record)
+    return sent
+
+
+def _put_bytes(actions: list[dict[str, Any]]) -> int:
+    return sum(item_size(action["Put"]["Item"]) for action in actions if "Put" in action)
+
+
+def test_an_item_is_sized_as_dynamodb_counts_names_and_values() -> None:
+    # Strings and names in UTF-8 bytes; a number 1 byte per two digits plus 1 (counted high: plus 2);
+    # a map 3 bytes, plus its entries' names and values, plus 1 byte per entry; a list likewise.
+    assert item_size({"name": {"S": "Bücher"}}) == 4 + 7
+    assert item_size({"n": {"N": "12345"}}) == 1 + 3 + 2
+    assert item_size({"ok": {"BOOL": True}, "no": {"NULL": True}, "b": {"B": b"\x00\x01\x02"}}) == 3 + 3 + 4
+    assert item_size({"m": {"M": {"to": {"S": "a@b.example"}, "x": {"L": [{"S": "ab"}]}}}}) == (
+        1 + 3 + (2 + 11 + 1) + (1 + (3 + 2 + 1) + 1)
+    )
+
+
+def test_the_size_of_an_email_row_is_the_size_of_the_row_written(resources: Resources) -> None:
+    email = _email_with_text("a@example.org", "Grüße\n" * 1000)
+    expected = task_store.email_row_size(email)
+    task_store.create_email_tasks([email])
+    written = boto3.client("dynamodb", region_name=REGION).get_item(
+        TableName=resources.table, Key={"task_id": {"S": email.task_id}}
+    )["Item"]
+    assert expected == item_size(written)
+    assert expected > 7000
+
+
+def test_emails_of_45_kb_are_written_in_transactions_under_4_mb_of_at_most_100_actions(
+    transactions: list[list[dict[str, Any]]],
+) -> None:
+    emails = [_email_with_text(f"r{n}@example.org", "x" * 45_000) for n in range(200)]
+    created = task_store.create_email_tasks(emails)
+    assert len(created.created) == 200
+    assert sum(len(actions) - sum("Update" in a for a in actions) for actions in transactions) == 200
+    assert all(len(actions) <= 100 for actions in transactions)
+    assert max(_put_bytes(actions) for actions in transactions) <= 4 * 1024 * 1024 - 256 * 1024
+    assert task_store.job_counts("spring")["Pending"] == 200
+
+
+def test_a_row_over_the_item_limit_is_refused_naming_it_before_anything_is_written(
+    resources: Resources, transactions: list[list[dict[str, Any]]]
+) -> None:
+    small = [_email_with_text(f"r{n}@example.org", "hello") for n in range(3)]
+    large = _email_with_text("big@example.org", "x" * 410_000)
+    with pytest.raises(ItemTooLarge) as refused:
+        task_store.create_email_tasks([*small, large])
+    assert refused.value.key == large.task_id
+    assert refused.value.size == task_store.email_row_size(large) > 400 * 1024
+    assert str(refused.value).startswith(f"{large.task_id}: the item would be {refused.value.size:,} bytes")
+    assert transactions == []
+    assert task_store.job_counts("spring")["Pending"] == 0
+
+
+def test_a_row_of_max_row_bytes_is_written_and_one_byte_more_is_refused(resources: Resources) -> None:
+    assert task_store.MAX_ROW_BYTES == 400 * 1024 - task_store.ROW_GROWTH_BYTES
+    one_x = task_store.email_row_size(_email_with_text("edge@example.org", "x"))
+    fits = _email_with_text("edge@example.org", "x" * (1 + task_store.MAX_ROW_BYTES - one_x))
+    over = _email_with_text("edge@example.org", "x" * (2 + task_store.MAX_ROW_BYTES - one_x))
+    assert (task_store.email_row_size(fits), task_store.email_row_size(over)) == (
+        task_store.MAX_ROW_BYTES,
+        task_store.MAX_ROW_BYTES + 1,
+    )
+    with pytest.raises(ItemTooLarge):
+        task_store.create_email_tasks([over])
+    assert task_store.create_email_tasks([fits]).created == [fits.task_id]

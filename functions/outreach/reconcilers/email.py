@@ -6,10 +6,18 @@ thresholds:
 
 - ``Running`` with its lease run out: the worker claimed it and never recorded the outcome — it may
   have sent the email. ``Failed`` with reason ``delivery_unknown``; never sent again.
-- ``Pending`` whose schedule is missing (lost, deleted, or fired into failures that ended in the email
-  DLQ): with ``send_at`` ahead, the schedule is created again; overdue within the grace period, a
-  one-time schedule a minute from now sends it ("send now"); later than that, ``Failed`` with reason
-  ``too_late`` (and any leftover schedule deleted).
+- ``Pending`` whose ``send_at`` is more than ``schedule_horizon_seconds`` ahead: not due yet, left to
+  its schedule without a call (a later run checks it before it is due), so a large healthy backlog
+  costs no GetSchedule and never crowds out the few broken ones.
+- ``Pending`` due within the horizon or past it, whose schedule is missing (lost, deleted, or fired
+  into failures that ended in the email DLQ): with ``send_at`` ahead, the schedule is created again;
+  overdue within the grace period, a one-time schedule sends it soon ("send now"); later than that,
+  ``Failed`` with reason ``too_late`` (and any leftover schedule deleted).
+
+Send-now times are spread at the campaign's own rate (``max_per_minute`` on the task, else
+``DEFAULT_CATCH_UP_PER_MINUTE``), starting a minute after the moment each schedule is created, so a
+run that finds hundreds of overdue emails does not send them all in one minute; one that would be
+past the grace period by its turn is ``too_late`` instead.
 
 Send now goes through a schedule rather than a direct asynchronous invoke of the worker: the email
 then takes the one delivery path every email takes (the schedule's retry policy and DLQ, then the
@@ -25,7 +33,7 @@ extra invocation harmless.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -37,12 +45,13 @@ from outreach.observability import logger, metrics
 from outreach.reconcilers.sweep import Phase, RunReport, publish, sweep, time_left
 from outreach.task_model import Kind, Status, Task
 
-# How far ahead a send-now schedule is put: Scheduler fires a one-time schedule within a minute of it.
-SEND_NOW_DELAY_SECONDS = 60
+# The rate of send-now schedules of a campaign whose tasks carry no ``max_per_minute``.
+DEFAULT_CATCH_UP_PER_MINUTE = 10
 
 
 class Action(StrEnum):
     RESCHEDULED = "rescheduled"
+    NOT_DUE = "not_due"  # send_at beyond the horizon: not looked at yet
     SENT_NOW = "sent_now"
     TOO_LATE = "too_late"
     DELIVERY_UNKNOWN = "delivery_unknown"
@@ -52,6 +61,7 @@ class Action(StrEnum):
 
 _METRIC_BY_ACTION = {
     Action.RESCHEDULED: "EmailsRescheduled",
+    Action.NOT_DUE: "EmailsNotDueYet",
     Action.SENT_NOW: "EmailsSentNow",
     Action.TOO_LATE: "EmailsTooLate",
     Action.DELIVERY_UNKNOWN: "EmailsDeliveryUnknown",
@@ -74,33 +84,60 @@ def settle_running(task: Task, now: float) -> Action:
     return Action.DELIVERY_UNKNOWN
 
 
+class CatchUp:
+    """Send-now times of one run: per campaign, ``max_per_minute`` schedules a minute, in order."""
+
+    def __init__(self) -> None:
+        self._taken: dict[str, int] = {}
+
+    def next_time(self, task: Task, now: float) -> datetime:
+        """The fire time of the campaign's next send-now schedule created at ``now``."""
+        fields = task.email
+        per_minute = (fields.max_per_minute if fields else None) or DEFAULT_CATCH_UP_PER_MINUTE
+        taken = self._taken.get(task.job_id, 0)
+        self._taken[task.job_id] = taken + 1
+        offset = (taken // per_minute) * 60 + (taken % per_minute) * 60 // per_minute
+        return email_schedules.fire_time(datetime.fromtimestamp(now, UTC), now) + timedelta(seconds=offset)
+
+
 class PendingEmails:
     """For each stale Pending email task: leave it to its schedule, recreate that, or fail it too late."""
 
-    def __init__(self, target: ScheduleTarget, grace_seconds: int, now: float) -> None:
+    def __init__(
+        self, target: ScheduleTarget, grace_seconds: int, now: float, horizon_seconds: int = 3_600
+    ) -> None:
         self._target = target
         self._grace_seconds = grace_seconds
         self._now = now
+        self._horizon_seconds = horizon_seconds
+        self._catch_up = CatchUp()
 
     def act(self, task: Task) -> Action:
         fields = task.email
         if fields is None:
             return Action.LEFT_ALONE
-        late = self._now - task_store.parse_utc_iso(fields.send_at).timestamp()
+        send_at = fields.send_time.timestamp()
+        if send_at - self._now > self._horizon_seconds:
+            return Action.NOT_DUE
+        late = self._now - send_at
         if late > self._grace_seconds:
             return self._too_late(task, late)
         if email_schedules.schedule_exists(fields.schedule_name, self._target):
             return Action.SCHEDULED
+        if late <= 0:
+            return self._mark_and_schedule(task, None, Action.RESCHEDULED)
+        soon = self._catch_up.next_time(task, clock.now())
+        if soon.timestamp() - send_at > self._grace_seconds:
+            return self._too_late(task, soon.timestamp() - send_at)
+        return self._mark_and_schedule(task, soon, Action.SENT_NOW)
+
+    def _mark_and_schedule(self, task: Task, at: datetime | None, done: Action) -> Action:
         try:
             task_store.mark_redispatched(task)
         except task_store.TransitionRejected:  # outcome: changed since read, the worker or another run has it
             return Action.LEFT_ALONE
-        if late <= 0:
-            email_schedules.ensure_schedule(task, self._target)
-            return Action.RESCHEDULED
-        soon = datetime.fromtimestamp(self._now + SEND_NOW_DELAY_SECONDS, tz=UTC)
-        email_schedules.ensure_schedule(task, self._target, at=soon)
-        return Action.SENT_NOW
+        email_schedules.ensure_schedule(task, self._target, at=at)
+        return done
 
     def _too_late(self, task: Task, late: float) -> Action:
         fields = task.email
@@ -119,7 +156,7 @@ def reconcile(
 ) -> RunReport:
     """One pass: Running tasks first (possibly sent, settle them), then Pending ones."""
     now = clock.now()
-    pending = PendingEmails(target, settings.send_grace_seconds, now)
+    pending = PendingEmails(target, settings.send_grace_seconds, now, settings.schedule_horizon_seconds)
     phases = [
         Phase(Status.RUNNING, settings.running_after_seconds, lambda task: settle_running(task, now)),
         Phase(Status.PENDING, settings.pending_after_seconds, pending.act),
@@ -141,4 +178,5 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         config.EmailReconcilerSettings.from_env(), ScheduleTarget.from_env(), time_left(context)
     )
     publish(report, _METRIC_BY_ACTION)
+    report.raise_for_failures()
     return report.as_dict()

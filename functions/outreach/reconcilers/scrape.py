@@ -98,4 +98,5 @@ def reconcile(settings: config.ReconcilerSettings, remaining_seconds: Callable[[
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     report = reconcile(config.ReconcilerSettings.from_env(), time_left(context))
     publish(report, _METRIC_BY_ACTION)
+    report.raise_for_failures()
     return report.as_dict()

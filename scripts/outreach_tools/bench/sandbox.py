@@ -20,6 +20,7 @@ from moto.dynamodb.models import dynamodb_backends
 
 from outreach import clients, clock
 from outreach_tools.bench import call_counter
+from outreach_tools.localaws.dynamodb_size_limits import enforce_dynamodb_size_limits
 from outreach_tools.localaws.dynamodb_transactions import make_transactions_atomic
 from outreach_tools.localaws.sqs_queue_scans import scan_queues_with_one_clock_read
 from outreach_tools.tasks_table_shape import create_tasks_table
@@ -127,6 +128,7 @@ def _create(prefix: str) -> Sandbox:
 def sandbox(prefix: str = "bench", *, extra_env: dict[str, str] | None = None) -> Iterator[Sandbox]:
     """A fresh in-process AWS with the pipeline's resources, the handlers pointed at it."""
     make_transactions_atomic()
+    enforce_dynamodb_size_limits()
     scan_queues_with_one_clock_read()
     wanted = {**_ENV, **(extra_env or {})}
     previous = {

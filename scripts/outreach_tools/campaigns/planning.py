@@ -7,9 +7,11 @@ the emails of one minute are spread over its seconds. The minutes are counted ov
 (all steps), and recipients keep their order, so the same campaign, recipients and start always give
 the same plan.
 
-A recipient whose messages cannot all be rendered (a missing placeholder, an unsafe header) is
-reported with its row and the reason and gets no email at all: a campaign never sends a follow-up to
-someone who could not get the first mail.
+A recipient whose messages cannot all be rendered (a missing placeholder, an unsafe header), or one of
+whose task rows would be too large for DynamoDB (measured as the task store will write it,
+``task_store.email_row_size``, against ``task_store.MAX_ROW_BYTES``: the 400 KB item limit less the
+room its later updates need), is reported with its row and the reason and gets no email at all: a
+campaign never sends a follow-up to someone who could not get the first mail.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from outreach import task_store
 from outreach.email_task import EmailMessage, PlannedEmail
+from outreach.item_size import ITEM_LIMIT_BYTES
 from outreach_tools.campaigns.campaign_file import Campaign, SendWindow
 from outreach_tools.campaigns.recipients import Recipient, RejectedRow
 from outreach_tools.campaigns.rendering import RenderError, render_step
@@ -66,6 +70,31 @@ def _render_all(campaign: Campaign, recipient: Recipient) -> list[EmailMessage]:
     ]
 
 
+def _planned(campaign: Campaign, step: int, send_at: datetime, message: EmailMessage) -> PlannedEmail:
+    return PlannedEmail(
+        campaign_id=campaign.campaign_id,
+        step=step,
+        send_at=send_at,
+        timezone=campaign.window.timezone,
+        message=message,
+        max_per_minute=campaign.max_per_minute,
+    )
+
+
+def _oversized_row(campaign: Campaign, rendered: Sequence[EmailMessage], start: datetime) -> str | None:
+    """Why one of the recipient's task rows cannot be written, naming its step; ``None`` if all can.
+    (A row's size does not depend on its send time: ``send_at`` is stored at a fixed width.)"""
+    for step, message in enumerate(rendered, start=1):
+        size = task_store.email_row_size(_planned(campaign, step, start, message))
+        if size > task_store.MAX_ROW_BYTES:
+            return (
+                f"steps.{step - 1}: the task row would be {size:,} bytes, DynamoDB's item limit is "
+                f"{ITEM_LIMIT_BYTES // 1024} KB (a row may have {task_store.MAX_ROW_BYTES:,} bytes, "
+                f"{task_store.ROW_GROWTH_BYTES:,} are kept for what sending adds)"
+            )
+    return None
+
+
 def plan_campaign(campaign: Campaign, recipients: Sequence[Recipient], start: datetime) -> CampaignPlan:
     """Render and time every step for every recipient, from ``start`` (timezone-aware) on."""
     if start.tzinfo is None:
@@ -75,9 +104,15 @@ def plan_campaign(campaign: Campaign, recipients: Sequence[Recipient], start: da
     messages: list[tuple[Recipient, list[EmailMessage]]] = []
     for recipient in recipients:
         try:
-            messages.append((recipient, _render_all(campaign, recipient)))
+            rendered = _render_all(campaign, recipient)
         except RenderError as exc:
             plan.rejected.append(RejectedRow(recipient.row, recipient.source, recipient.email, str(exc)))
+            continue
+        too_large = _oversized_row(campaign, rendered, start)
+        if too_large is not None:
+            plan.rejected.append(RejectedRow(recipient.row, recipient.source, recipient.email, too_large))
+            continue
+        messages.append((recipient, rendered))
     ledger = _MinuteLedger(window, campaign.max_per_minute)
     previous: list[datetime] = [start] * len(messages)
     for step, definition in enumerate(campaign.steps, start=1):
@@ -85,13 +120,5 @@ def plan_campaign(campaign: Campaign, recipients: Sequence[Recipient], start: da
             due = add_local_days(window, previous[index], definition.after_days)
             send_at = ledger.take(due).astimezone(window.zone)
             previous[index] = send_at
-            plan.emails.append(
-                PlannedEmail(
-                    campaign_id=campaign.campaign_id,
-                    step=step,
-                    send_at=send_at,
-                    timezone=window.timezone,
-                    message=rendered[step - 1],
-                )
-            )
+            plan.emails.append(_planned(campaign, step, send_at, rendered[step - 1]))
     return plan

@@ -7,6 +7,13 @@ placeholders ``company`` (the page title), ``website`` (the final URL), ``descri
 ``language``. Addresses are checked for syntax only (``email-validator``, no DNS lookups) and
 normalised; a row whose address is invalid, missing or already listed is reported with its row number
 and reason and is not scheduled.
+
+Every address is planned in the form SES delivers to: SES does not support SMTPUTF8 (RFC 6531), so the
+part before the @ must be 7-bit ASCII and a Unicode domain must be given in Punycode (RFC 3492)
+(https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_Destination.html). A Unicode domain is
+converted (``info@bücher.example`` is planned as ``info@xn--bcher-kva.example``, and that ASCII form is
+the message's ``to``, the task's recipient and the source of its task id); a non-ASCII local part cannot
+be converted and its row is refused. Duplicates are found on the ASCII form.
 """
 
 from __future__ import annotations
@@ -59,6 +66,14 @@ def placeholder_name(column: str) -> str:
     return _NOT_NAME.sub("_", column.strip().lower()).strip("_")
 
 
+def _not_deliverable_by_ses(local_part: str) -> str:
+    foreign = "".join(dict.fromkeys(c for c in local_part if not c.isascii()))
+    return (
+        f"the part before the @ ({local_part!r}) has non-ASCII characters ({foreign!r}): SES sends only "
+        "to 7-bit ASCII local parts (it does not support SMTPUTF8)"
+    )
+
+
 def _admit(
     result: Recipients, seen: dict[str, int], row: int, source: str, raw: str, values: Mapping[str, str]
 ) -> None:
@@ -67,10 +82,14 @@ def _admit(
         result.rejected.append(RejectedRow(row, source, raw, "no e-mail address"))
         return
     try:
-        normalised = validate_email(address, check_deliverability=False).normalized
+        checked = validate_email(address, check_deliverability=False)
     except EmailNotValidError as exc:
         result.rejected.append(RejectedRow(row, source, raw, f"invalid e-mail address: {exc}"))
         return
+    if checked.ascii_email is None:
+        result.rejected.append(RejectedRow(row, source, raw, _not_deliverable_by_ses(checked.local_part)))
+        return
+    normalised = checked.ascii_email
     key = normalised.lower()
     if key in seen:
         result.rejected.append(RejectedRow(row, source, raw, f"same address as row {seen[key]}"))

@@ -5,6 +5,11 @@ and one EventBridge Scheduler one-time schedule per task (``email_schedules.ensu
 records the campaign as a job (``task_store.record_job``; the campaign id is the tasks' ``job_id``).
 Task ids and schedule names derive from campaign, recipient and step, so running it again creates
 nothing twice; a task that already exists keeps the send time it was written with.
+
+Before anything is written (and in a dry run) the plan is held against the account's SES sending quota
+(``campaigns.ses_quota``, sesv2 GetAccount): a plan above the sending rate or the 24-hour quota is
+refused with the numbers (exit 2). A GetAccount that is refused or cannot be reached leaves a dry run's
+quota "not checked" and stops a real schedule before it writes anything (exit 1).
 """
 
 from __future__ import annotations
@@ -19,11 +24,12 @@ from typing import Any
 
 import click
 from boto3.dynamodb.types import TypeDeserializer
+from botocore.exceptions import BotoCoreError, ClientError
 from rich.console import Console
 
 from outreach import clients, clock, config, task_store
 from outreach.email_schedules import ScheduleTarget, delete_schedule, ensure_schedule
-from outreach.email_task import PlannedEmail
+from outreach.email_task import PlannedEmail, parse_utc_iso
 from outreach.task_model import Kind, Status, Task
 from outreach_tools.campaigns.campaign_file import Campaign, CampaignFileError, SendWindow, load_campaign
 from outreach_tools.campaigns.planning import CampaignPlan, plan_campaign
@@ -34,6 +40,12 @@ from outreach_tools.campaigns.recipients import (
     recipients_from_results,
 )
 from outreach_tools.campaigns.ses_identity import identity_covers
+from outreach_tools.campaigns.ses_quota import (
+    account_client,
+    busiest_24_hours,
+    quota_problems,
+    read_send_quota,
+)
 from outreach_tools.cli.jobs import (
     existing_task_ids,
     progress_bar,
@@ -43,9 +55,10 @@ from outreach_tools.cli.jobs import (
     task_rows,
 )
 from outreach_tools.cli.operator import operator_name
-from outreach_tools.cli.output import BadInput, PartlyDone, Session, session, table
+from outreach_tools.cli.output import BadInput, Failed, PartlyDone, Session, session, table
 
-# Planned emails per create_email_tasks call: 10 transactions of 90 tasks, one progress step.
+# Planned emails per create_email_tasks call: one progress step (the task store cuts each call into
+# transactions by count and by size).
 CREATE_CHUNK = 900
 
 
@@ -146,6 +159,37 @@ def _check_sender(s: Session, chosen: Campaign) -> None:
         raise BadInput(f"sender {chosen.sender!r} is not covered by the SES identity {identity!r}")
 
 
+def _check_quota(chosen: Campaign, plan: CampaignPlan, *, dry_run: bool) -> dict[str, Any]:
+    """The plan held against the account's SES quota: ``BadInput`` above it; what was read, for the
+    report. GetAccount refused or unreachable: "not checked" in a dry run, ``Failed`` otherwise."""
+    try:
+        quota = read_send_quota(account_client())
+    except (ClientError, BotoCoreError) as exc:
+        if not dry_run:
+            raise Failed(
+                f"cannot read the account's SES sending quota (sesv2 GetAccount): {exc}; nothing written "
+                "(allow ses:GetAccount to these credentials, or check the endpoint and region)"
+            ) from exc
+        return {"checked": False, "reason": f"quota not checked: sesv2 GetAccount failed: {exc}"}
+    now = datetime.fromtimestamp(clock.now(), UTC)
+    send_times = [email.send_at for email in plan.emails]
+    problems = quota_problems(send_times, chosen.max_per_minute, quota, now)
+    if problems:
+        raise BadInput(
+            "the plan is above the account's SES sending quota; nothing written:\n" + "\n".join(problems)
+        )
+    busiest = busiest_24_hours(send_times, now, round(quota.sent_last_24_hours))
+    return {
+        "checked": True,
+        **quota.as_dict(),
+        "busiest_24_hours": {
+            "emails": busiest.planned,
+            "sent_before": busiest.sent_before,
+            "end": busiest.end,
+        },
+    }
+
+
 def plan_by_day(emails: Sequence[PlannedEmail], window: SendWindow) -> list[dict[str, Any]]:
     """Emails per local day (in the window's zone) and step, with the first and last send time."""
     groups: dict[tuple[str, int], list[datetime]] = {}
@@ -224,12 +268,14 @@ def schedule(
     if not plan.emails:
         raise BadInput("no recipient to schedule")
     if dry_run:
+        report["ses_quota"] = _check_quota(chosen, plan, dry_run=True)
         if s.targets.tasks_table:
             existing = existing_task_ids([email.task_id for email in plan.emails])
             report.update(would_create=len(plan.emails) - len(existing), existing=len(existing))
     else:
         s.targets.require("tasks_table", "--table")
         target = schedule_target(s)
+        report["ses_quota"] = _check_quota(chosen, plan, dry_run=False)
         campaign_source = (
             f"{campaign_path.name} sha256:{hashlib.sha256(campaign_path.read_bytes()).hexdigest()}"
         )
@@ -294,7 +340,7 @@ def _ensure(email: PlannedEmail, stored: Mapping[str, Any] | None, target: Sched
         return "created" if ensure_schedule(email, target) else "existing"
     if stored["status"]["S"] != Status.PENDING.value:
         return "not_pending"
-    kept = replace(email, send_at=task_store.parse_utc_iso(stored["send_at"]["S"]))
+    kept = replace(email, send_at=parse_utc_iso(stored["send_at"]["S"]))
     return "created" if ensure_schedule(kept, target) else "existing"
 
 
@@ -319,6 +365,7 @@ def _render_scheduled(console: Console, report: dict[str, Any]) -> None:
             [[r["day"], r["step"], r["emails"], r["first"], r["last"]] for r in report["plan"]],
         )
     )
+    _render_quota(console, report["ses_quota"])
     if report["dry_run"]:
         known = "" if "existing" not in report else f" ({report['existing']:,} tasks already exist)"
         console.print(f"dry run: nothing written{known}")
@@ -327,6 +374,21 @@ def _render_scheduled(console: Console, report: dict[str, Any]) -> None:
         f"tasks: {report['created']:,} created, {report['existing']:,} already there; schedules: "
         f"{report['schedules_created']:,} created, {report['schedules_existing']:,} already there, "
         f"{report['not_pending']:,} tasks no longer pending"
+    )
+
+
+def _render_quota(console: Console, quota: dict[str, Any]) -> None:
+    if not quota["checked"]:
+        console.print(f"SES {quota['reason']}")
+        return
+    daily = (
+        "no 24-hour limit" if quota["max_24_hour_send"] < 0 else f"{quota['max_24_hour_send']:,.0f} per 24 h"
+    )
+    busiest = quota["busiest_24_hours"]
+    console.print(
+        f"SES quota in {quota['region']}: {quota['max_send_rate']:.1f}/s, {daily} "
+        f"({quota['sent_last_24_hours']:,.0f} sent in the last 24 h); the plan's busiest 24 h: "
+        f"{busiest['emails']:,} emails"
     )
 
 

@@ -19,14 +19,16 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-_WRITE_LOCK = threading.RLock()
+# Held by every write (and by dynamodb_size_limits while it sizes a write), so a write is checked and
+# applied against one state.
+WRITE_LOCK = threading.RLock()
 _PATCHED = "__outreach_atomic__"
 
 
 def _locked(method: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(method)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with _WRITE_LOCK:
+        with WRITE_LOCK:
             return method(self, *args, **kwargs)
 
     setattr(wrapper, _PATCHED, True)
@@ -94,7 +96,7 @@ def transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> Non
         raise TooManyTransactionsException()
     actions: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
     seen: set[tuple[str, str]] = set()
-    with _WRITE_LOCK:
+    with WRITE_LOCK:
         for item in transact_items:
             if len(item) != 1:
                 raise TransactWriteSingleOpException

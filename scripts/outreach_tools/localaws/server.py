@@ -16,9 +16,11 @@ from contextlib import contextmanager
 from typing import Any
 
 from outreach_tools.localaws.clock import VirtualClock, install_in_moto
+from outreach_tools.localaws.dynamodb_size_limits import enforce_dynamodb_size_limits
 from outreach_tools.localaws.dynamodb_transactions import make_transactions_atomic
 from outreach_tools.localaws.filter_validation import refuse_invalid_filter_patterns
 from outreach_tools.localaws.lambda_account_settings import report_account_settings
+from outreach_tools.localaws.scheduler_client_token import honour_schedule_client_tokens
 from outreach_tools.localaws.ses_account import report_ses_account
 from outreach_tools.localaws.ses_v2 import support_ses_v2
 from outreach_tools.localaws.sqs_message_move import support_message_move_tasks
@@ -142,6 +144,7 @@ def embedded_aws(port: int | None = None, clock: VirtualClock | None = None) -> 
     list_moto_services_once()
     evaluate_bucket_policies_as_tls()
     make_transactions_atomic()
+    enforce_dynamodb_size_limits()
     support_message_move_tasks()
     keep_redrive_allow_policies()
     scan_queues_with_one_clock_read()
@@ -149,6 +152,7 @@ def embedded_aws(port: int | None = None, clock: VirtualClock | None = None) -> 
     report_account_settings()
     report_ses_account()
     support_ses_v2()
+    honour_schedule_client_tokens()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     if clock is not None:
         install_in_moto(clock)

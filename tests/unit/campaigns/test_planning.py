@@ -9,6 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from outreach import task_store
 from outreach_tools.campaigns.campaign_file import WEEKDAYS, Campaign, parse_campaign
 from outreach_tools.campaigns.planning import CampaignPlan, plan_campaign
 from outreach_tools.campaigns.recipients import Recipient
@@ -176,3 +177,41 @@ def test_window_opens_twice_in_a_repeated_hour() -> None:
         datetime(2026, 10, 25, 0, 15, tzinfo=UTC),
         datetime(2026, 10, 25, 1, 15, tzinfo=UTC),
     )
+
+
+def test_a_recipient_whose_task_row_would_be_over_the_item_limit_gets_no_email_and_is_named() -> None:
+    steps = [
+        {"subject": "Hi {{ company }}", "text": "t"},
+        {"after_days": 3, "subject": "s", "text": "{{ notes }}"},
+    ]
+    campaign = parse_campaign(campaign_data(steps=steps))
+    recipients = [
+        Recipient(row=2, source="r.csv:2", email="ok@example.org", values={"company": "A", "notes": "n"}),
+        Recipient(
+            row=3, source="r.csv:3", email="big@example.org", values={"company": "B", "notes": "n" * 410_000}
+        ),
+    ]
+    plan = plan_campaign(campaign, recipients, datetime(2027, 3, 1, 8, 0, tzinfo=UTC))
+    assert {e.message.to for e in plan.emails} == {"ok@example.org"}
+    [rejected] = plan.rejected
+    assert (rejected.row, rejected.source, rejected.value) == (3, "r.csv:3", "big@example.org")
+    size = int(rejected.reason.split(" would be ")[1].split(" bytes")[0].replace(",", ""))
+    assert size > 410_000
+    assert rejected.reason.startswith(
+        f"steps.1: the task row would be {size:,} bytes, DynamoDB's item limit is 400 KB"
+    )
+
+
+def test_a_task_row_is_measured_as_the_task_store_writes_it() -> None:
+    start = datetime(2027, 3, 1, 8, 0, tzinfo=UTC)
+
+    def plan_with_text(text: str) -> CampaignPlan:
+        steps = [{"subject": "Hi {{ company }}", "text": text}]
+        return plan_campaign(parse_campaign(campaign_data(steps=steps)), _recipients(1), start)
+
+    one_t = task_store.email_row_size(plan_with_text("t").emails[0])
+    fits = plan_with_text("t" * (1 + task_store.MAX_ROW_BYTES - one_t))
+    assert (len(fits.emails), fits.rejected) == (1, [])
+    assert task_store.email_row_size(fits.emails[0]) == task_store.MAX_ROW_BYTES
+    over = plan_with_text("t" * (2 + task_store.MAX_ROW_BYTES - one_t))
+    assert (over.emails, [r.row for r in over.rejected]) == ([], [2])

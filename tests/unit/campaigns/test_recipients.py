@@ -58,6 +58,37 @@ def test_same_address_twice_is_kept_once_and_reported(tmp_path: Path) -> None:
     assert [(r.row, r.reason) for r in recipients.rejected] == [(3, "same address as row 2")]
 
 
+def test_a_unicode_domain_is_planned_as_its_punycode_form(tmp_path: Path) -> None:
+    recipients = read_recipients_csv(_csv(tmp_path, "email,company\ninfo@Bücher.example,Bücher\n"))
+    assert [r.email for r in recipients.valid] == ["info@xn--bcher-kva.example"]
+    assert recipients.valid[0].values == {"company": "Bücher"}
+    assert recipients.rejected == []
+
+
+def test_a_scraped_address_with_a_unicode_domain_is_planned_as_its_punycode_form() -> None:
+    results = [("scrape#j#1", {"title": "Straße", "emails": [{"address": "kontakt@straße.example"}]})]
+    assert [r.email for r in recipients_from_results(results).valid] == ["kontakt@xn--strae-oqa.example"]
+
+
+def test_a_non_ascii_local_part_is_refused_naming_the_row(tmp_path: Path) -> None:
+    path = _csv(tmp_path, "email,company\nok@acme.example,Acme\njörg@acme.example,Jörg\n")
+    recipients = read_recipients_csv(path)
+    assert [r.email for r in recipients.valid] == ["ok@acme.example"]
+    [rejected] = recipients.rejected
+    assert (rejected.row, rejected.source, rejected.value) == (3, "r.csv:3", "jörg@acme.example")
+    assert rejected.reason == (
+        "the part before the @ ('jörg') has non-ASCII characters ('ö'): SES sends only to 7-bit ASCII "
+        "local parts (it does not support SMTPUTF8)"
+    )
+
+
+def test_an_address_in_unicode_and_in_punycode_is_the_same_address(tmp_path: Path) -> None:
+    path = _csv(tmp_path, "email\ninfo@bücher.example\nINFO@xn--bcher-kva.example\n")
+    recipients = read_recipients_csv(path)
+    assert [r.email for r in recipients.valid] == ["info@xn--bcher-kva.example"]
+    assert [(r.row, r.reason) for r in recipients.rejected] == [(3, "same address as row 2")]
+
+
 def test_csv_without_email_column_is_refused(tmp_path: Path) -> None:
     with pytest.raises(RecipientsFileError, match="no 'email' column"):
         read_recipients_csv(_csv(tmp_path, "mail,company\na@acme.example,Acme\n"))

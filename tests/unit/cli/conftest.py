@@ -14,6 +14,7 @@ from outreach import task_store
 from outreach.results import store_result
 from outreach.task_model import Task
 from outreach_tools.cli.app import cli
+from outreach_tools.localaws.dynamodb_size_limits import enforce_dynamodb_size_limits
 from outreach_tools.localaws.dynamodb_transactions import make_transactions_atomic
 from outreach_tools.localaws.sqs_message_move import support_message_move_tasks
 from tests.support.aws import REGION, Resources
@@ -37,6 +38,7 @@ def target_flags(resources: Resources) -> list[str]:
 def embedded_aws_behaviour() -> None:
     """moto as the embedded AWS runs it: transactions without whole-table copies, SQS message moves."""
     make_transactions_atomic()
+    enforce_dynamodb_size_limits()
     support_message_move_tasks()
 
 

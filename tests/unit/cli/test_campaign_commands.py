@@ -11,12 +11,16 @@ from zoneinfo import ZoneInfo
 
 import boto3
 import pytest
+import yaml
+from botocore.stub import Stubber
 
 from outreach import clock, email_worker, task_store
 from outreach.email_task import email_schedule_name, email_task_id
 from outreach.results import store_result
 from outreach.task_model import Status
+from outreach_tools.cli import campaigns
 from outreach_tools.cli.targets import resolve
+from outreach_tools.localaws.ses_account import report_ses_account, set_ses_account
 from outreach_tools.localaws.ses_v2 import sent_emails, support_ses_v2
 from tests.support.aws import REGION, Resources
 from tests.support.lambda_context import FakeContext
@@ -28,6 +32,15 @@ RECIPIENTS = EXAMPLES / "recipients.csv"
 CAMPAIGN_ID = "spring-outreach-2027"
 GROUP = "outreach-test-email"
 START = "2027-03-01T08:00:00"  # a Monday, an hour before the example's window opens in Berlin
+
+
+@pytest.fixture(autouse=True)
+def ses_account() -> Iterator[None]:
+    """SES's GetAccount as the embedded AWS answers it: a ready account (14/s, 50,000 a day) unless a
+    test sets another with ``set_ses_account``."""
+    report_ses_account()
+    yield
+    set_ses_account(REGION)
 
 
 @pytest.fixture
@@ -48,12 +61,26 @@ def email_flags(resources: Resources) -> list[str]:
 
 
 def _schedule(
-    run: Run, flags: list[str], *args: str, recipients: Path = RECIPIENTS, start: str = START
+    run: Run,
+    flags: list[str],
+    *args: str,
+    recipients: Path = RECIPIENTS,
+    start: str = START,
+    campaign: Path = CAMPAIGN,
 ) -> Any:
     return run(
-        "campaign", "schedule", "--campaign", str(CAMPAIGN), "--recipients", str(recipients),
+        "campaign", "schedule", "--campaign", str(campaign), "--recipients", str(recipients),
         "--start", start, *args, extra=["--json", *flags],
     )  # fmt: skip
+
+
+def _campaign(tmp_path: Path, **changes: Any) -> Path:
+    """The example campaign with ``changes`` to its top-level fields, as a JSON campaign file."""
+    data = yaml.safe_load(CAMPAIGN.read_text(encoding="utf-8"))
+    data.update(changes)
+    path = tmp_path / "campaign.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
 
 
 def _schedules() -> dict[str, dict[str, Any]]:
@@ -125,8 +152,8 @@ def test_schedule_writes_one_task_and_one_schedule_per_recipient_and_step(
     assert "Hello there," in task.email.message["text"]
     schedules = _schedules()
     assert schedules[email_schedule_name(task.task_id)] == {
-        "expression": "at(2027-03-05T09:01:00)",
-        "zone": "Europe/Berlin",
+        "expression": "at(2027-03-05T08:01:00)",
+        "zone": "UTC",
         "input": {"task_id": task.task_id},
         "after": "DELETE",
         "retries": 2,
@@ -404,3 +431,174 @@ def test_scheduled_first_step_is_sent_as_rendered_and_counted_by_status(
     for event in fired:
         email_worker.lambda_handler(event, FakeContext(aws_request_id="again"))
     assert len(sent_emails(REGION)) == 3
+
+
+# ---- what DynamoDB and SES accept ---------------------------------------------------------------
+
+
+def test_a_recipient_with_a_unicode_domain_is_scheduled_to_its_punycode_address(
+    run: Run, resources: Resources, email_flags: list[str], tmp_path: Path
+) -> None:
+    recipients = _csv(tmp_path, "email,company,website\ninfo@Bücher.example,Bücher,https://b.example/\n")
+    report = as_json(_schedule(run, email_flags, recipients=recipients))
+    assert report["created"] == 2
+    task = task_store.get_task(email_task_id(CAMPAIGN_ID, "info@xn--bcher-kva.example", 1))
+    assert task is not None and task.email is not None
+    assert (task.email.recipient, task.email.message["to"]) == ("info@xn--bcher-kva.example",) * 2
+    assert task.email.message["subject"] == "A question about Bücher"
+
+
+def test_a_non_ascii_local_part_is_refused_at_dry_run_naming_the_row(
+    run: Run, resources: Resources, tmp_path: Path
+) -> None:
+    recipients = _csv(tmp_path, "email,company,website\nok@acme.example,A,x\njörg@acme.example,J,y\n")
+    result = _schedule(run, [], "--dry-run", recipients=recipients)
+    assert result.exit_code == 2, result.output
+    [rejected] = json.loads(result.stdout)["rejected"]
+    assert (rejected["row"], rejected["value"]) == (3, "jörg@acme.example")
+    assert rejected["reason"].startswith("the part before the @ ('jörg') has non-ASCII characters")
+
+
+def test_a_campaign_of_60_kb_messages_to_200_recipients_schedules_without_a_transaction_error(
+    run: Run, resources: Resources, email_flags: list[str], tmp_path: Path
+) -> None:
+    body = (
+        "Hello {{ company }},\n" + "we would like to show you how we work.\n" * 1600 + "{{ unsubscribe }}\n"
+    )
+    assert len(body) > 60 * 1024
+    steps = [
+        {"subject": "About {{ company }}", "text": body},
+        {"after_days": 4, "subject": "Re", "text": body},
+    ]
+    campaign = _campaign(tmp_path, steps=steps, max_per_minute=200)
+    rows = "".join(f"r{n}@acme.example,Company {n},https://{n}.example/\n" for n in range(200))
+    recipients = _csv(tmp_path, "email,company,website\n" + rows)
+    report = as_json(_schedule(run, email_flags, campaign=campaign, recipients=recipients))
+    assert (report["created"], report["existing"], report["schedules_created"]) == (400, 0, 400)
+    assert task_store.job_counts(CAMPAIGN_ID)[Status.PENDING.value] == 400
+    task = task_store.get_task(email_task_id(CAMPAIGN_ID, "r199@acme.example", 2))
+    assert task is not None and task.email is not None and len(task.email.message["text"]) > 60 * 1024
+
+
+def test_a_recipient_whose_task_row_is_over_400_kb_is_refused_at_dry_run_naming_the_row(
+    run: Run, resources: Resources, tmp_path: Path
+) -> None:
+    notes = "{{ notes }}" * 5
+    steps = [
+        {"subject": "About {{ company }}", "text": "Hi"},
+        {"after_days": 4, "subject": "Re", "text": notes},
+    ]
+    campaign = _campaign(tmp_path, steps=steps)
+    long_notes = "n" * 90_000  # five times in the follow-up: 450 KB
+    recipients = _csv(
+        tmp_path, f"email,company,notes\nok@acme.example,Acme,short\nbig@acme.example,Big,{long_notes}\n"
+    )
+    result = _schedule(run, [], "--dry-run", campaign=campaign, recipients=recipients)
+    assert result.exit_code == 2, result.output
+    report = json.loads(result.stdout)
+    [rejected] = report["rejected"]
+    assert (rejected["row"], rejected["value"]) == (3, "big@acme.example")
+    size = int(rejected["reason"].split(" would be ")[1].split(" bytes")[0].replace(",", ""))
+    assert size > 450_000
+    assert rejected["reason"] == (
+        f"steps.1: the task row would be {size:,} bytes, DynamoDB's item limit is 400 KB (a row may "
+        f"have {task_store.MAX_ROW_BYTES:,} bytes, {task_store.ROW_GROWTH_BYTES:,} are kept for what "
+        "sending adds)"
+    )
+    assert "1 rows cannot be scheduled" in result.stderr
+
+
+def test_a_plan_above_the_accounts_sending_rate_is_refused_with_the_numbers(
+    run: Run, resources: Resources, email_flags: list[str], tmp_path: Path
+) -> None:
+    campaign = _campaign(tmp_path, max_per_minute=900)
+    for dry_run in (["--dry-run"], []):
+        result = _schedule(run, email_flags, *dry_run, campaign=campaign)
+        assert result.exit_code == 2, result.output
+        assert (
+            "max_per_minute 900 is 15.0 emails/s; the account's SES sending rate in eu-central-1 is "
+            "14.0/s (GetAccount MaxSendRate)"
+        ) in result.stderr
+    assert _email_items(resources) == []
+    assert _schedules() == {}
+    assert task_store.get_job(CAMPAIGN_ID) is None
+    set_ses_account(REGION, max_send_rate=15.0)
+    assert as_json(_schedule(run, email_flags, campaign=campaign))["created"] == 6
+
+
+def test_a_plan_above_the_accounts_24_hour_quota_is_refused_with_the_numbers(
+    run: Run, resources: Resources, email_flags: list[str]
+) -> None:
+    set_ses_account(REGION, max_24_hour_send=2.0)
+    result = _schedule(run, email_flags)
+    assert result.exit_code == 2, result.output
+    assert (
+        "3 emails are due in the 24 h up to 2027-03-01T09:00:06+01:00: 3; the account's SES 24-hour "
+        "quota in eu-central-1 is 2 (GetAccount Max24HourSend)"
+    ) in result.stderr
+    assert _email_items(resources) == []
+    set_ses_account(REGION, max_24_hour_send=3.0)
+    assert as_json(_schedule(run, email_flags))["created"] == 6
+
+
+def test_the_emails_sent_in_the_last_24_hours_count_against_the_first_days_quota(
+    run: Run, resources: Resources, email_flags: list[str], ses: list[float]
+) -> None:
+    for n in range(2):
+        boto3.client("sesv2", region_name=REGION).send_email(
+            FromEmailAddress="partners@mail.acme.example",
+            Destination={"ToAddresses": [f"earlier{n}@example.org"]},
+            Content={"Simple": {"Subject": {"Data": "s"}, "Body": {"Text": {"Data": "t"}}}},
+        )
+    set_ses_account(REGION, max_24_hour_send=4.0)
+    result = _schedule(run, email_flags, "--dry-run")
+    assert result.exit_code == 2, result.output
+    assert (
+        "3 emails are due in the 24 h up to 2027-03-01T09:00:06+01:00 plus 2 sent in the last 24 h: 5; "
+        "the account's SES 24-hour quota in eu-central-1 is 4 (GetAccount Max24HourSend)"
+    ) in result.stderr
+    set_ses_account(REGION, max_24_hour_send=5.0)
+    quota = as_json(_schedule(run, email_flags, "--dry-run"))["ses_quota"]
+    assert (quota["checked"], quota["sent_last_24_hours"], quota["busiest_24_hours"]["emails"]) == (
+        True,
+        2,
+        3,
+    )
+
+
+@pytest.fixture
+def get_account_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GetAccount refused, as for credentials without ses:GetAccount."""
+    client = boto3.client("sesv2", region_name=REGION)
+    stubber = Stubber(client)
+    for _ in range(2):
+        stubber.add_client_error("get_account", "AccessDeniedException", "not authorized to ses:GetAccount")
+    stubber.activate()
+    monkeypatch.setattr(campaigns, "account_client", lambda: client)
+
+
+def test_a_dry_run_whose_ses_quota_cannot_be_read_says_quota_not_checked(
+    run: Run, resources: Resources, get_account_refused: None
+) -> None:
+    report = as_json(_schedule(run, [], "--dry-run"))
+    assert report["ses_quota"]["checked"] is False
+    assert report["ses_quota"]["reason"].startswith("quota not checked: sesv2 GetAccount failed: ")
+    assert "AccessDeniedException" in report["ses_quota"]["reason"]
+    human = run(
+        "campaign", "schedule", "--campaign", str(CAMPAIGN), "--recipients", str(RECIPIENTS),
+        "--start", START, "--dry-run",
+    )  # fmt: skip
+    assert human.exit_code == 0, human.output
+    assert "SES quota not checked" in human.stdout
+
+
+def test_a_schedule_whose_ses_quota_cannot_be_read_fails_and_writes_nothing(
+    run: Run, resources: Resources, email_flags: list[str], get_account_refused: None
+) -> None:
+    result = _schedule(run, email_flags)
+    assert result.exit_code == 1, result.output
+    assert "cannot read the account's SES sending quota (sesv2 GetAccount)" in result.stderr
+    assert "nothing written" in result.stderr
+    assert _email_items(resources) == []
+    assert _schedules() == {}
+    assert task_store.get_job(CAMPAIGN_ID) is None
