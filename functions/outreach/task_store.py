@@ -826,13 +826,16 @@ def job_key(job_id: str) -> str:
     return f"job#{job_id}"
 
 
+_JOB_KINDS = {Kind.SCRAPE: "a scrape job", Kind.EMAIL: "a campaign (a job of email tasks)"}
+
+
 class JobKindConflict(Exception):
     """A job id that already names a job of another kind (a campaign id equal to a scrape job id):
     recording it would merge the two jobs' row and counters."""
 
     def __init__(self, job_id: str, existing: Kind, wanted: Kind) -> None:
         super().__init__(
-            f"job id {job_id!r} is already a {existing.value} job; a {wanted.value} job cannot use it "
+            f"job id {job_id!r} is already {_JOB_KINDS[existing]}; {_JOB_KINDS[wanted]} cannot use it "
             "(its row and counters would merge with the other's): choose another id"
         )
         self.job_id = job_id
@@ -941,6 +944,7 @@ def list_jobs() -> list[dict[str, Any]]:
             for name in ("created_at", "created_by", "source", "task_count"):
                 if name in row:
                     job[name] = int(row[name]) if name == "task_count" else str(row[name])
+            job["job_kind"] = job_kind_of(row).value
         else:
             for status in Status:
                 job[status.value] += int(row.get(status.value, 0))
@@ -976,19 +980,87 @@ def job_tasks_with_status(job_id: str, status: Status) -> list[Task]:
     return [Task.from_item(row) for row in rows]
 
 
+class OperatorRefused(Exception):
+    """An operator's action this task must never get; ``why`` says why, for the person who asked."""
+
+    def __init__(self, task_id: str, action: str, why: str) -> None:
+        super().__init__(f"{action} refused for {task_id}: {why}")
+        self.task_id = task_id
+        self.action = action
+        self.why = why
+
+
+# A failure reason that does not prove the email was not sent: the worker claimed it and never
+# recorded the outcome (the email reconciler's ``delivery_unknown``), so SES may have it.
+_MAY_HAVE_BEEN_SENT = "delivery_unknown"
+
+
+def requeue_refusal(task: Task) -> str | None:
+    """Why ``operator_requeue`` never takes this task (``None`` when it may).
+
+    An email may go out at most once, so an email task goes back to Pending only from Failed or
+    Cancelled with a failure reason that proves nothing was sent: never while Running (a worker may be
+    sending it), never once Finished (it was sent), never with an SES message id, and never with a
+    reason starting ``delivery_unknown`` or with no reason at all. Scrape tasks may always be
+    requeued (a scrape done twice is only work).
+    """
+    if task.kind != Kind.EMAIL.value:
+        return None
+    if task.status is Status.RUNNING:
+        return (
+            "an email task that is Running may be being sent right now; it is never requeued, "
+            "--force or not (the email reconciler settles it as delivery_unknown once its lease runs out)"
+        )
+    if task.status is Status.FINISHED:
+        return "this email was sent (Finished); requeuing it would send it a second time"
+    if task.email is not None and task.email.ses_message_id:
+        return f"SES accepted this email (message id {task.email.ses_message_id}); it would go out twice"
+    reason = (task.failure_reason or "").strip()
+    if task.status in (Status.FAILED, Status.CANCELLED) and not reason:
+        return f"{task.status.value} without a failure reason: nothing proves the email was not sent"
+    if reason.startswith(_MAY_HAVE_BEEN_SENT):
+        return (
+            "delivery_unknown: the worker may have sent this email before it stopped; "
+            "requeuing it could send it a second time"
+        )
+    return None
+
+
 def operator_requeue(task: Task, *, by: str, reason: str) -> None:
-    """An operator's override: any task back to Pending, recorded with who and why.
+    """An operator's override: a task back to Pending, recorded with who and why.
 
     This is the one way out of a terminal status, and it is not a transition in ALLOWED_TRANSITIONS:
     the pipeline itself never makes it. The write is conditional on the row being exactly as read
-    (status and ``updated_at``), so a task that moved meanwhile is rejected, not overwritten. The
+    (status, kind and ``updated_at``), so a task that moved meanwhile is rejected, not overwritten. The
     result, summary, failure reason, lease and retention time go; the stream then dispatches the task
-    again as a scrape task that became Pending.
+    again as a scrape task that became Pending. An email task ``requeue_refusal`` names a reason for
+    raises ``OperatorRefused``; its rule is part of the write's condition too (no SES message id, a
+    failure reason not starting ``delivery_unknown``), so no row that may have been sent is requeued.
     """
     if task.status is Status.PENDING:
         raise TransitionRejected(task.task_id, "operator requeue")
+    why = requeue_refusal(task)
+    if why is not None:
+        raise OperatorRefused(task.task_id, "operator requeue", why)
     table = config.tasks_table()
     now = clock.iso()
+    condition = "#status = :from AND updated_at = :seen AND kind = :kind"
+    values: dict[str, Any] = {
+        ":pending": Status.PENDING.value,
+        ":open": open_key(task.kind, Status.PENDING),
+        ":now": now,
+        ":by": by[:200],
+        ":reason": reason[:1000],
+        ":from": task.status.value,
+        ":seen": task.updated_at,
+        ":kind": task.kind,
+    }
+    if task.kind == Kind.EMAIL.value:
+        condition += (
+            " AND attribute_not_exists(ses_message_id) AND attribute_exists(failure_reason)"
+            " AND NOT begins_with(failure_reason, :unknown)"
+        )
+        values[":unknown"] = _MAY_HAVE_BEEN_SENT
     update: TransactWriteItemTypeDef = {
         "Update": {
             "TableName": table,
@@ -998,19 +1070,9 @@ def operator_requeue(task: Task, *, by: str, reason: str) -> None:
                 "override_reason = :reason, override_at = :now, override_from = :from "
                 "REMOVE result_key, summary, failure_reason, expires_at, " + ", ".join(_LEASE_FIELDS)
             ),
-            "ConditionExpression": "#status = :from AND updated_at = :seen",
+            "ConditionExpression": condition,
             "ExpressionAttributeNames": {"#status": "status"},
-            "ExpressionAttributeValues": _values(
-                {
-                    ":pending": Status.PENDING.value,
-                    ":open": open_key(task.kind, Status.PENDING),
-                    ":now": now,
-                    ":by": by[:200],
-                    ":reason": reason[:1000],
-                    ":from": task.status.value,
-                    ":seen": task.updated_at,
-                }
-            ),
+            "ExpressionAttributeValues": _values(values),
         }
     }
     counter = _counter_update(
@@ -1024,6 +1086,31 @@ def operator_requeue(task: Task, *, by: str, reason: str) -> None:
         raise
 
 
+def operator_cancel(task: Task, *, reason: str) -> None:
+    """An operator's cancel of an open task (``job cancel``): Pending or Running -> Cancelled.
+
+    An email task that is Running is never cancelled (``OperatorRefused``): its worker may be sending
+    it, and a Cancelled row would then refuse the worker's Finished and stand for an email that went
+    out. The write is conditional on the status and kind that were read, so an email claimed since it
+    was read as Pending is left to its worker (``TransitionRejected``).
+    """
+    if task.kind == Kind.EMAIL.value and task.status is Status.RUNNING:
+        raise OperatorRefused(
+            task.task_id, "operator cancel", "an email task that is Running may be being sent right now"
+        )
+    _apply(
+        task,
+        _Change(
+            action="operator cancel",
+            to=Status.CANCELLED,
+            condition="kind = :kind",
+            condition_values={":kind": task.kind},
+            set_values={"failure_reason": reason[:1000]},
+            remove=_LEASE_FIELDS,
+        ),
+    )
+
+
 def get_job(job_id: str) -> dict[str, Any] | None:
     """The job's own row (see ``record_job``); ``None`` for a job created without one."""
     response = clients.dynamodb().get_item(
@@ -1033,18 +1120,26 @@ def get_job(job_id: str) -> dict[str, Any] | None:
     return None if item is None else _from_item(item)
 
 
-def open_tasks_between(kind: Kind, status: Status, start: str, end: str) -> list[Task]:
-    """Open tasks of one kind and status last changed in [start, end] (``clock.iso`` strings)."""
+def open_tasks_between(
+    kind: Kind, status: Status, start: str, end: str, *, job_ids: Sequence[str] | None = None
+) -> list[Task]:
+    """Open tasks of one kind and status last changed in [start, end] (``clock.iso`` strings); with
+    ``job_ids``, only the tasks of those jobs (an empty list: none)."""
     if status not in (Status.PENDING, Status.RUNNING):
         raise ValueError(f"only open statuses are indexed, not {status}")
+    if job_ids is not None and not job_ids:
+        return []
+    values: dict[str, Any] = {":key": open_key(kind.value, status), ":start": start, ":end": end}
     request: dict[str, Any] = {
         "TableName": config.tasks_table(),
         "IndexName": OPEN_TASKS_INDEX,
         "KeyConditionExpression": "open_key = :key AND updated_at BETWEEN :start AND :end",
-        "ExpressionAttributeValues": _values(
-            {":key": open_key(kind.value, status), ":start": start, ":end": end}
-        ),
     }
+    if job_ids is not None:
+        chosen = sorted(set(job_ids))
+        values.update({f":job{i}": job for i, job in enumerate(chosen)})
+        request["FilterExpression"] = f"job_id IN ({', '.join(f':job{i}' for i in range(len(chosen)))})"
+    request["ExpressionAttributeValues"] = _values(values)
     tasks: list[Task] = []
     while True:
         response = clients.dynamodb().query(**request)

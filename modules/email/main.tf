@@ -26,9 +26,37 @@ locals {
   dlq_name            = "${var.name_prefix}-email-dlq"
   worker_name         = "${var.name_prefix}-email-worker"
 
+  # Built from the name, so the worker may send with an identity this module does not create
+  # (create_sender_identity = false): the root that owns it need not be applied first.
   identity_arn          = "arn:${local.partition}:ses:${local.region}:${local.account_id}:identity/${var.sender_identity}"
   configuration_set_arn = "arn:${local.partition}:ses:${local.region}:${local.account_id}:configuration-set/${aws_sesv2_configuration_set.this.configuration_set_name}"
   schedules_arn         = "arn:${local.partition}:scheduler:${local.region}:${local.account_id}:schedule/${aws_scheduler_schedule_group.this.name}/*"
+  # The group's ARN in the form of the resource type schedule-group (known at plan, unlike the
+  # resource's computed arn; tests/iam compares it with the ARN AWS gives the group).
+  # https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazoneventbridgescheduler.html
+  schedule_group_arn = "arn:${local.partition}:scheduler:${local.region}:${local.account_id}:schedule-group/${aws_scheduler_schedule_group.this.name}"
+
+  # The From addresses the identity covers, as ses:FromAddress values (matched case-sensitively, so
+  # written in lower case): an address identity that address only, a domain identity every address
+  # of the domain and of its subdomains (https://docs.aws.amazon.com/ses/latest/dg/creating-identities.html,
+  # https://docs.aws.amazon.com/ses/latest/dg/sending-authorization-policy-examples.html).
+  sender_is_address = strcontains(var.sender_identity, "@")
+  sender_addresses  = local.sender_is_address ? [lower(var.sender_identity)] : ["*@${lower(var.sender_identity)}", "*@*.${lower(var.sender_identity)}"]
+
+  # Each item a worker or reconciler request names, by its partition key (dynamodb:LeadingKeys): email
+  # tasks email#<campaign>#<hash> and the campaign's counter shards job#<campaign>#<0-9> (campaign ids
+  # are job ids, which have no '#', so job#*#? is never a job's own row job#<job>). ForAllValues holds
+  # for a request without the key too, so Null = false refuses such a request
+  # (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html,
+  # https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_condition-single-vs-multi-valued-context-keys.html).
+  email_task_keys = [
+    { test = "ForAllValues:StringLike", variable = "dynamodb:LeadingKeys", values = ["email#*"] },
+    { test = "Null", variable = "dynamodb:LeadingKeys", values = ["false"] },
+  ]
+  email_task_and_counter_keys = [
+    { test = "ForAllValues:StringLike", variable = "dynamodb:LeadingKeys", values = ["email#*", "job#*#?"] },
+    { test = "Null", variable = "dynamodb:LeadingKeys", values = ["false"] },
+  ]
 
   # A claim lives for the worker's remaining time plus this margin (CLAIM_LEASE_MARGIN_SECONDS).
   claim_lease_margin_seconds = 60
@@ -37,6 +65,23 @@ locals {
   # A Pending task unchanged this long should have its schedule (created right after the task) and has
   # outlived the worker's async retries after a released claim (about 1 and 2 minutes apart).
   pending_after_seconds = 600
+
+  # The worker's reserved concurrency, unless worker.reserved_concurrency sets one: ceil(max_send_rate).
+  # One invocation sends at most one email and makes at least four AWS calls one after the other
+  # (GetItem, the claim transaction, GetSuppressedDestination, SendEmail, the finish transaction), so
+  # it lasts roughly a second or more, and N invocations at once start about N per second at most.
+  # That duration is an estimate, not a measurement (warm invocations with fast calls can be shorter),
+  # so the reservation caps bursts near max_send_rate when many schedules fire together; the campaign's
+  # max_per_minute paces the sends. An invocation beyond it is throttled, and Lambda retries a throttled
+  # asynchronous event until it is older than send_grace_seconds (maximum_event_age_in_seconds).
+  # https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html
+  worker_reserved_concurrency = var.worker.reserved_concurrency != null ? var.worker.reserved_concurrency : ceil(var.max_send_rate)
+
+  # The Easy DKIM records: <token>._domainkey.<domain> CNAME <token>.dkim.amazonses.com, one per token
+  # (https://docs.aws.amazon.com/ses/latest/dg/send-email-authentication-dkim-easy.html; the record
+  # format: https://docs.aws.amazon.com/ses/latest/APIReference/API_VerifyDomainDkim.html). An address
+  # identity's tokens belong to its domain.
+  sender_domain = lower(regex("[^@]+$", var.sender_identity))
 }
 
 # ---- SES: the sender identity and the configuration set every campaign email is sent with ----------
@@ -82,7 +127,12 @@ resource "aws_sesv2_configuration_set_event_destination" "bounces_and_complaints
   }
 }
 
+# Created only where this module owns the identity: with create_sender_identity = false another root
+# of the account (or an operator) has created it, and this stage only sends with it. Its default
+# configuration set is the owner's; the worker names its own in every SendEmail.
 resource "aws_sesv2_email_identity" "sender" {
+  count = var.create_sender_identity ? 1 : 0
+
   email_identity         = var.sender_identity
   configuration_set_name = aws_sesv2_configuration_set.this.configuration_set_name
 }
@@ -125,9 +175,15 @@ resource "aws_iam_role" "scheduler" {
       Effect    = "Allow"
       Principal = { Service = "scheduler.amazonaws.com" }
       Action    = "sts:AssumeRole"
-      # Only this account's schedules may assume the role (confused deputy).
-      # https://docs.aws.amazon.com/scheduler/latest/UserGuide/setting-up.html#setting-up-execution-role
-      Condition = { StringEquals = { "aws:SourceAccount" = local.account_id } }
+      # Only this account's schedules, and only those of the email group, may assume the role (confused
+      # deputy): Scheduler's aws:SourceArn is the schedule group's ARN,
+      # arn:<partition>:scheduler:<region>:<account>:schedule-group/<group>, never a schedule's
+      # (https://docs.aws.amazon.com/scheduler/latest/UserGuide/cross-service-confused-deputy-prevention.html,
+      # https://docs.aws.amazon.com/scheduler/latest/UserGuide/setting-up.html#setting-up-execution-role).
+      Condition = {
+        StringEquals = { "aws:SourceAccount" = local.account_id }
+        ArnEquals    = { "aws:SourceArn" = local.schedule_group_arn }
+      }
     }]
   })
 }
@@ -166,7 +222,7 @@ module "worker" {
   package_path         = var.packages.worker
   timeout_seconds      = var.worker.timeout_seconds
   memory_mb            = var.worker.memory_mb
-  reserved_concurrency = var.worker.reserved_concurrency
+  reserved_concurrency = local.worker_reserved_concurrency
   log_retention_days   = var.log_retention_days
   alarm_actions        = var.alarm_actions
 
@@ -185,18 +241,34 @@ module "worker" {
 
   policy_statements = [
     {
-      # Read the task (and a follow-up's earlier steps), claim it, record the outcome; the counters
-      # change in the same transaction, whose items are all Updates (no ConditionCheck).
-      sid       = "ClaimAndCompleteEmailTasks"
-      actions   = ["dynamodb:GetItem", "dynamodb:UpdateItem"]
-      resources = [var.tasks_table.arn]
+      # Read the task and a follow-up's earlier steps: email tasks only.
+      sid        = "ReadEmailTasks"
+      actions    = ["dynamodb:GetItem"]
+      resources  = [var.tasks_table.arn]
+      conditions = local.email_task_keys
     },
     {
-      # SendEmail is authorised against the sending identity and the configuration set used.
-      # https://docs.aws.amazon.com/ses/latest/dg/control-user-access.html
+      # Claim the task, record the outcome; the counters change in the same transaction, whose items
+      # are all Updates (no ConditionCheck), each authorized as UpdateItem with its own key
+      # (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html).
+      sid        = "ClaimAndCompleteEmailTasks"
+      actions    = ["dynamodb:UpdateItem"]
+      resources  = [var.tasks_table.arn]
+      conditions = local.email_task_and_counter_keys
+    },
+    {
+      # SendEmail is authorised against the sending identity and the configuration set used, and only
+      # from an address of the identity (ses:FromAddress, the address without its display name)
+      # (https://docs.aws.amazon.com/ses/latest/dg/control-user-access.html,
+      # https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonsimpleemailservicev2.html).
       sid       = "SendWithTheCampaignIdentity"
       actions   = ["ses:SendEmail"]
       resources = [local.identity_arn, local.configuration_set_arn]
+      conditions = [{
+        test     = local.sender_is_address ? "StringEquals" : "StringLike"
+        variable = "ses:FromAddress"
+        values   = local.sender_addresses
+      }]
     },
   ]
 
@@ -267,9 +339,10 @@ module "reconciler" {
     },
     {
       # Conditional reschedule marks and give-ups; the counters change in the same transaction.
-      sid       = "MoveStrandedEmailTasks"
-      actions   = ["dynamodb:UpdateItem"]
-      resources = [var.tasks_table.arn]
+      sid        = "MoveStrandedEmailTasks"
+      actions    = ["dynamodb:UpdateItem"]
+      resources  = [var.tasks_table.arn]
+      conditions = local.email_task_and_counter_keys
     },
     {
       sid       = "ManageEmailSchedules"
@@ -277,10 +350,16 @@ module "reconciler" {
       resources = [local.schedules_arn]
     },
     {
-      # CreateSchedule hands the scheduler role to the new schedule.
+      # CreateSchedule hands the scheduler role to the new schedule, that is to EventBridge Scheduler
+      # (iam:PassedToService, https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_iam-condition-keys.html#ck_PassedToService;
+      # PassRole as CreateSchedule's dependent action:
+      # https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazoneventbridgescheduler.html).
       sid       = "PassSchedulerRole"
       actions   = ["iam:PassRole"]
       resources = [aws_iam_role.scheduler.arn]
+      conditions = [
+        { test = "StringEquals", variable = "iam:PassedToService", values = ["scheduler.amazonaws.com"] },
+      ]
     },
   ]
 }

@@ -1,6 +1,30 @@
 output "sender_identity" {
-  description = "The SES identity campaigns send from."
-  value       = aws_sesv2_email_identity.sender.email_identity
+  description = "The SES identity campaigns send from (created here, or the existing one named by sender_identity)."
+  value       = var.create_sender_identity ? aws_sesv2_email_identity.sender[0].email_identity : var.sender_identity
+}
+
+output "dkim_records" {
+  description = <<-EOT
+    The Easy DKIM CNAME records to publish in the sender domain's DNS so SES verifies the identity
+    and signs its mail: one {name = "<token>._domainkey.<domain>", type = "CNAME", value =
+    "<token>.dkim.amazonses.com"} per token SES generated (three for a domain). null when this module
+    does not create the identity: its owner publishes them. Known after apply.
+  EOT
+  # https://docs.aws.amazon.com/ses/latest/dg/send-email-authentication-dkim-easy.html
+  # https://docs.aws.amazon.com/ses/latest/APIReference/API_VerifyDomainDkim.html (name and value)
+  # The identity uses Easy DKIM (no dkim_signing_attributes here); no tokens reported (moto) gives [].
+  value = var.create_sender_identity ? try([
+    for token in aws_sesv2_email_identity.sender[0].dkim_signing_attributes[0].tokens : {
+      name  = "${token}._domainkey.${local.sender_domain}"
+      type  = "CNAME"
+      value = "${token}.dkim.amazonses.com"
+    }
+  ], []) : null
+}
+
+output "max_send_rate" {
+  description = "Emails per second the stage is sized for (max_send_rate); compare it with the account's SES MaxSendRate (sesv2 GetAccount)."
+  value       = var.max_send_rate
 }
 
 output "configuration_set_name" {
@@ -61,6 +85,11 @@ output "dlq_name" {
 output "reconciler_function_name" {
   description = "The email reconciler's function name."
   value       = module.reconciler.function_name
+}
+
+output "reconciler_function_arn" {
+  description = "The email reconciler's function ARN."
+  value       = module.reconciler.function_arn
 }
 
 output "reconciler_schedule_arn" {

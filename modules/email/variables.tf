@@ -26,12 +26,47 @@ variable "packages" {
 }
 
 variable "sender_identity" {
-  description = "The SES identity campaigns send from: a domain (example.com) or an address; created here and verified through DNS or the address's inbox."
+  description = "The SES identity campaigns send from: a domain (example.com) or an address; created here unless create_sender_identity is false, and verified through DNS (dkim_records) or the address's inbox."
   type        = string
 
   validation {
     condition     = can(regex("^([^@\\s]+@)?[a-z0-9.-]+\\.[a-z]{2,}$", lower(var.sender_identity)))
     error_message = "sender_identity must be a domain or an e-mail address."
+  }
+}
+
+variable "create_sender_identity" {
+  description = <<-EOT
+    Create the SES identity sender_identity in this module (true), or send with one that already
+    exists in the account and region (false): another root owns it (dev beside prod in one account,
+    see docs/deploying.md) or an operator created it. With false nothing here creates, changes or
+    destroys the identity; the worker's ses:SendEmail statement names it by its ARN, built from the
+    name, so it need not exist when this module is applied (only when the first email is sent).
+  EOT
+  type        = bool
+  default     = true
+  nullable    = false
+}
+
+variable "max_send_rate" {
+  description = <<-EOT
+    Emails per second the stage is sized for: at most the account's SES maximum sending rate in the
+    region (SendQuota.MaxSendRate of `aws sesv2 get-account`); SES throttles sends above it. The
+    worker's reserved concurrency is ceil(max_send_rate) unless worker.reserved_concurrency is set.
+    The default, 14, is the figure commonly quoted for an account that has just left the sandbox;
+    AWS's quota page names none (1 in the sandbox, otherwise "varies"), so set the account's own.
+  EOT
+  type        = number
+  default     = 14
+  nullable    = false
+
+  # https://docs.aws.amazon.com/ses/latest/dg/manage-sending-quotas.html (sending rate),
+  # https://docs.aws.amazon.com/ses/latest/dg/quotas.html (1 per second in the sandbox; out of it "varies
+  # based on your specific use case"). Neither page gives an upper limit: 1000 is this module's bound, the
+  # reservation ceil(max_send_rate) must also fit the account's Lambda concurrency (make preflight).
+  validation {
+    condition     = var.max_send_rate > 0 && var.max_send_rate <= 1000
+    error_message = "max_send_rate must be a positive number of emails per second, at most 1000."
   }
 }
 
@@ -48,7 +83,7 @@ variable "send_grace_seconds" {
 }
 
 variable "worker" {
-  description = "The email worker function; null settings take the defaults (60 s, 256 MB, unreserved concurrency, INFO)."
+  description = "The email worker function; null settings take the defaults (60 s, 256 MB, reserved concurrency ceil(max_send_rate), INFO)."
   type = object({
     timeout_seconds      = optional(number, 60)
     memory_mb            = optional(number, 256)

@@ -68,12 +68,21 @@ resource "aws_iam_role_policy" "this" {
   role = aws_iam_role.this.id
   policy = jsonencode({
     Version = "2012-10-17"
-    Statement = [for s in local.statements : {
-      Sid      = s.sid
-      Effect   = "Allow"
-      Action   = s.actions
-      Resource = s.resources
-    }]
+    # A statement's conditions, grouped by operator, become its Condition block; none, no block.
+    Statement = [for s in local.statements : merge(
+      {
+        Sid      = s.sid
+        Effect   = "Allow"
+        Action   = s.actions
+        Resource = s.resources
+      },
+      {
+        for block in [{
+          for test in distinct([for c in try(s.conditions, []) : c.test]) :
+          test => { for c in s.conditions : c.variable => c.values if c.test == test }
+        }] : "Condition" => block if length(block) > 0
+      },
+    )]
   })
 }
 

@@ -97,13 +97,21 @@ variable "powertools" {
 variable "policy_statements" {
   description = <<-EOT
     Allow statements of the function's least-privilege policy, each naming the exact actions and
-    resources the code uses. The module adds writing to the function's own log group, X-Ray trace
-    segments and, with async_invocation, sending to its on-failure destination.
+    resources the code uses, and optionally the conditions that narrow them further: each condition
+    is an operator (test, e.g. ForAllValues:StringLike), a condition key (variable) and its values,
+    as in IAM's Condition element (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements_condition.html).
+    The module adds writing to the function's own log group, X-Ray trace segments and, with
+    async_invocation, sending to its on-failure destination.
   EOT
   type = list(object({
     sid       = string
     actions   = list(string)
     resources = list(string)
+    conditions = optional(list(object({
+      test     = string
+      variable = string
+      values   = list(string)
+    })), [])
   }))
 
   validation {
@@ -128,6 +136,15 @@ variable "policy_statements" {
   validation {
     condition     = alltrue(flatten([for s in var.policy_statements : [for r in s.resources : r != "*"]]))
     error_message = "Statements name their resources; \"*\" is refused."
+  }
+
+  validation {
+    condition = alltrue([
+      for s in var.policy_statements :
+      length(s.conditions) == length(distinct([for c in s.conditions : "${c.test} ${lower(c.variable)}"])) &&
+      alltrue([for c in s.conditions : can(regex("^((ForAllValues|ForAnyValue):)?[A-Za-z]+$", c.test)) && can(regex("^[a-z0-9-]+:[A-Za-z0-9/_-]+$", c.variable)) && length(c.values) > 0])
+    ])
+    error_message = "Each condition names an operator (optionally ForAllValues: or ForAnyValue:), a service:key condition key and at least one value, each operator and key at most once per statement."
   }
 }
 

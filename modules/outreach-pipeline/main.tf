@@ -108,9 +108,16 @@ module "scrape_reconciler" {
     },
     {
       # Conditional requeue, abandon and re-send marks; the counters change in the same transaction.
+      # Only scrape tasks and counter shards (job#<job>#<0-9>; job ids have no '#'): dynamodb:LeadingKeys
+      # is each item's partition key, Null = false refuses a request without one
+      # (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html).
       sid       = "MoveStrandedTasks"
       actions   = ["dynamodb:UpdateItem"]
       resources = [module.tasks_table.arn]
+      conditions = [
+        { test = "ForAllValues:StringLike", variable = "dynamodb:LeadingKeys", values = ["scrape#*", "job#*#?"] },
+        { test = "Null", variable = "dynamodb:LeadingKeys", values = ["false"] },
+      ]
     },
     {
       sid       = "ResendScrapeMessages"
@@ -135,6 +142,8 @@ module "email" {
     reconciler = var.packages.email_reconciler
   }
   sender_identity              = var.email.sender_identity
+  create_sender_identity       = var.email.create_sender_identity
+  max_send_rate                = var.email.max_send_rate
   send_grace_seconds           = var.email.send_grace_seconds
   worker                       = var.email.worker
   reconciler                   = var.email.reconciler

@@ -88,6 +88,11 @@ output "scrape_reconciler_function_name" {
   value       = module.scrape_reconciler.function_name
 }
 
+output "scrape_reconciler_function_arn" {
+  description = "Scrape reconciler function ARN (the only scrape-side target `outreach dlq replay reconciler` invokes)."
+  value       = module.scrape_reconciler.function_arn
+}
+
 output "scrape_reconciler_schedule_arn" {
   description = "ARN of the EventBridge Scheduler schedule that runs the scrape reconciler."
   value       = module.scrape_reconciler.schedule_arn
@@ -107,13 +112,28 @@ output "reconciler_thresholds" {
 }
 
 output "results_expiration_days" {
-  description = "Days after which scrape results expire (null: kept)."
-  value       = var.results_expiration_days
+  description = "Days after which scrape results expire, as the results bucket's lifecycle rule has it."
+  value       = module.scrape_pipeline.results_expiration_days
 }
 
 output "email_sender_identity" {
   description = "The SES identity campaigns send from."
   value       = module.email.sender_identity
+}
+
+output "email_dkim_records" {
+  description = "The Easy DKIM CNAME records ({name, type, value}) to publish for the sender identity; null when this environment does not own the identity."
+  value       = module.email.dkim_records
+}
+
+output "email_max_send_rate" {
+  description = "Emails per second the email stage is sized for (the worker reserves ceil of it unless set)."
+  value       = module.email.max_send_rate
+}
+
+output "email_worker_settings" {
+  description = "The email worker's deployed settings (reserved concurrency: ceil(email.max_send_rate) unless email.worker sets it)."
+  value       = module.email.worker_settings
 }
 
 output "email_configuration_set" {
@@ -154,6 +174,11 @@ output "email_worker_function_name" {
 output "email_reconciler_function_name" {
   description = "The email reconciler's function name."
   value       = module.email.reconciler_function_name
+}
+
+output "email_reconciler_function_arn" {
+  description = "The email reconciler's function ARN (a target `outreach dlq replay reconciler` may invoke)."
+  value       = module.email.reconciler_function_arn
 }
 
 output "email_reconciler_thresholds" {

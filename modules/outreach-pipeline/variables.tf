@@ -106,7 +106,7 @@ variable "log_retention_days" {
 }
 
 variable "results_expiration_days" {
-  description = "Days after which scrape results expire; null keeps them."
+  description = "Days after which scrape results expire; null takes scrape-pipeline's default (it owns the results bucket and validates the value)."
   type        = number
   default     = null
 }
@@ -157,10 +157,12 @@ variable "pipe_source_settle_seconds" {
 }
 
 variable "email" {
-  description = "Timed campaign email (see modules/email): the SES identity campaigns send from, and optional settings that take modules/email's defaults when left out (null)."
+  description = "Timed campaign email (see modules/email): the SES identity campaigns send from, and optional settings that take modules/email's defaults when left out (null): create_sender_identity (true: create it; false: it exists, another root owns it), max_send_rate (emails per second, 14), send_grace_seconds, worker, reconciler."
   type = object({
-    sender_identity    = string
-    send_grace_seconds = optional(number)
+    sender_identity        = string
+    create_sender_identity = optional(bool)
+    max_send_rate          = optional(number)
+    send_grace_seconds     = optional(number)
     worker = optional(object({
       timeout_seconds      = optional(number)
       memory_mb            = optional(number)

@@ -93,12 +93,34 @@ module "scraper" {
 
   policy_statements = [
     {
-      # Read, claim, release, complete and fail tasks. Every write is an Update, alone or in a
-      # TransactWriteItems with the job counters; a transaction is authorized item by item
-      # (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html).
-      sid       = "ClaimAndCompleteTasks"
-      actions   = ["dynamodb:GetItem", "dynamodb:UpdateItem"]
+      # Read the scrape task a message names, and only scrape tasks: the scraper parses hostile pages,
+      # so it never reads an email row (recipient, message). dynamodb:LeadingKeys is the partition key
+      # (task_id) of each item a request names; ForAllValues holds for a request without the key too,
+      # so Null = false refuses such a request
+      # (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html,
+      # https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_condition-single-vs-multi-valued-context-keys.html).
+      sid       = "ReadScrapeTasks"
+      actions   = ["dynamodb:GetItem"]
       resources = [var.tasks_table.arn]
+      conditions = [
+        { test = "ForAllValues:StringLike", variable = "dynamodb:LeadingKeys", values = ["scrape#*"] },
+        { test = "Null", variable = "dynamodb:LeadingKeys", values = ["false"] },
+      ]
+    },
+    {
+      # Claim, release, complete and fail scrape tasks. Every write is an Update, alone or in a
+      # TransactWriteItems with the job's counter shards (job#<job>#<0-9>); a transaction is
+      # authorized item by item, each as its underlying UpdateItem with its own key
+      # (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html).
+      # Job ids have no '#' (task_ids.validate_job_id), so job#*#? is only ever a counter shard,
+      # never a job's own row job#<job>, and scrape#* never an email task.
+      sid       = "ClaimAndCompleteTasks"
+      actions   = ["dynamodb:UpdateItem"]
+      resources = [var.tasks_table.arn]
+      conditions = [
+        { test = "ForAllValues:StringLike", variable = "dynamodb:LeadingKeys", values = ["scrape#*", "job#*#?"] },
+        { test = "Null", variable = "dynamodb:LeadingKeys", values = ["false"] },
+      ]
     },
     {
       # The mapping polls with the function's role; the handler changes visibility for backoff.

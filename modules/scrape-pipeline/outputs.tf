@@ -38,6 +38,11 @@ output "results_bucket_arn" {
   value       = module.results_bucket.arn
 }
 
+output "results_expiration_days" {
+  description = "Days after which the results bucket's lifecycle rule expires a scrape result."
+  value       = module.results_bucket.expiration_days
+}
+
 output "scraper_function_name" {
   description = "Name of the scraper function."
   value       = module.scraper.function_name

@@ -27,9 +27,15 @@ variable "results_bucket_name" {
 }
 
 variable "results_expiration_days" {
-  description = "Days after which result objects expire; null keeps them."
+  description = "Days a scrape result (e-mails, phones, page text of one site) is kept before S3 expires it; null takes this default. With the bucket's versioning the expired version is kept 30 more days as a previous version."
   type        = number
-  default     = null
+  default     = 90
+  nullable    = false
+
+  validation {
+    condition     = var.results_expiration_days >= 1 && floor(var.results_expiration_days) == var.results_expiration_days
+    error_message = "results_expiration_days must be a whole number of days, at least 1: scraped contact data is not kept without a bound."
+  }
 }
 
 variable "force_destroy_buckets" {

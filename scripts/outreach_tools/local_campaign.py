@@ -68,9 +68,7 @@ def _pending_send_times(stack: LocalPipeline, campaign_id: str) -> list[float]:
 
     with stack.as_caller():
         pending = task_store.job_tasks_with_status(campaign_id, Status.PENDING)
-    return sorted(
-        task.email.send_time.timestamp() for task in pending if task.email is not None
-    )
+    return sorted(task.email.send_time.timestamp() for task in pending if task.email is not None)
 
 
 def _open_count(stack: LocalPipeline, campaign_id: str) -> int:

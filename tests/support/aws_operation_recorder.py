@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -55,6 +56,10 @@ _ENVIRONMENT_NAMED_PARAMETERS = (
 )
 # The transaction's item kinds, each naming its table (TransactWriteItems, TransactGetItems).
 _TRANSACT_ITEM_KINDS = ("Put", "Update", "Delete", "ConditionCheck", "Get")
+# Single-item DynamoDB operations and where their key is.
+_ITEM_OPERATIONS = {"GetItem": "Key", "UpdateItem": "Key", "DeleteItem": "Key", "PutItem": "Item"}
+# One ``attribute = :value`` term of a key condition (the partition key's is always an equality).
+_EQUALITY = re.compile(r"^\(?\s*(#?[A-Za-z0-9_.]+)\s*=\s*(:[A-Za-z0-9_]+)\s*\)?$")
 
 
 class _Recorder:
@@ -83,6 +88,8 @@ class _Recorder:
             "resources": resources,
             "environment": _environment_holding(resources),
         }
+        if model.service_model.signing_name == "dynamodb":
+            record["items"] = _item_keys(model.name, params)
         self.records[json.dumps(record, sort_keys=True)] = record
 
 
@@ -102,6 +109,65 @@ def _resource_parameters(params: dict[str, Any]) -> dict[str, Any]:
     if isinstance(request_items, dict):
         found["RequestItems"] = sorted(request_items)
     return found
+
+
+def _scalars(attributes: Any) -> dict[str, str]:
+    """The string and number attributes of a low-level item or key (``{"S": ...}``, ``{"N": ...}``)."""
+    if not isinstance(attributes, dict):
+        return {}
+    return {
+        name: str(value.get("S", value.get("N")))
+        for name, value in attributes.items()
+        if isinstance(value, dict) and ("S" in value or "N" in value)
+    }
+
+
+def _key_condition(params: dict[str, Any]) -> dict[str, str]:
+    """The ``attribute = value`` terms of a Query's ``KeyConditionExpression``, names and values resolved."""
+    expression = params.get("KeyConditionExpression")
+    if not isinstance(expression, str):
+        return {}
+    names = params.get("ExpressionAttributeNames") or {}
+    values = _scalars(params.get("ExpressionAttributeValues") or {})
+    found: dict[str, str] = {}
+    for term in re.split(r"\s+AND\s+", expression.strip(), flags=re.IGNORECASE):
+        match = _EQUALITY.match(term.strip())
+        if match and match.group(2) in values:
+            found[str(names.get(match.group(1), match.group(1)))] = values[match.group(2)]
+    return found
+
+
+def _item_keys(operation: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    """One entry per item (or per table of a BatchGetItem, or per Query) with the key values it names."""
+    if operation in _ITEM_OPERATIONS:
+        return [
+            {
+                "kind": operation,
+                "table": params.get("TableName"),
+                "keys": [_scalars(params.get(_ITEM_OPERATIONS[operation]))],
+            }
+        ]
+    if operation in ("TransactWriteItems", "TransactGetItems"):
+        entries = []
+        for item in params.get("TransactItems") or []:
+            for kind in _TRANSACT_ITEM_KINDS:
+                if kind in item:
+                    where = "Item" if kind == "Put" else "Key"
+                    entries.append(
+                        {"kind": kind, "table": item[kind].get("TableName"), "keys": [_scalars(item[kind].get(where))]}
+                    )
+        return entries
+    if operation == "BatchGetItem":
+        return [
+            {"kind": operation, "table": table, "keys": [_scalars(key) for key in request.get("Keys") or []]}
+            for table, request in sorted((params.get("RequestItems") or {}).items())
+        ]
+    if operation == "Query":
+        entry: dict[str, Any] = {"kind": operation, "table": params.get("TableName"), "keys": [_key_condition(params)]}
+        if isinstance(params.get("IndexName"), str):
+            entry["index"] = params["IndexName"]
+        return [entry]
+    return []
 
 
 def _names(resources: dict[str, Any]) -> Iterator[str]:

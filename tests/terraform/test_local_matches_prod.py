@@ -124,13 +124,15 @@ def test_a_new_module_argument_only_the_local_root_sets_is_an_undocumented_diffe
     shutil.copytree(LOCAL_ROOT, copy, ignore=shutil.ignore_patterns(".terraform", "tests"))
     main = copy / "main.tf"
     text, count = re.subn(
-        r'(module "pipeline" \{\n)', r"\1  results_expiration_days = 3\n", main.read_text(encoding="utf-8")
+        r'(module "pipeline" \{\n)',
+        r"\1  failure_record_expiration_days = 3\n",
+        main.read_text(encoding="utf-8"),
     )
     assert count == 1
     main.write_text(text, encoding="utf-8")
 
     # WHEN the copy is compared with prod THEN exactly that argument is reported
-    assert _undocumented(copy) == ["module.pipeline.results_expiration_days: local 3, prod None"]
+    assert _undocumented(copy) == ["module.pipeline.failure_record_expiration_days: local 3, prod None"]
 
 
 def test_a_value_passed_through_a_variable_is_compared_by_the_value_the_root_gives_it(tmp_path: Path) -> None:

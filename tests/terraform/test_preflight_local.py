@@ -65,13 +65,14 @@ def run(endpoint: str, plan: RootPlan, *extra: str) -> int:
     return preflight.main(["--env", "local", "--endpoint-url", endpoint, *extra], read_root=lambda env: plan)
 
 
-def test_the_local_roots_plan_gives_its_region_and_the_scrapers_reservation(local_plan: RootPlan) -> None:
+def test_the_local_roots_plan_gives_its_region_and_its_reservations(local_plan: RootPlan) -> None:
     assert local_plan.region == "eu-central-1"
     assert local_plan.reservations == {
         "outreach-local-scraper": 140,
         "outreach-local-dispatcher": None,
         "outreach-local-scrape-reconciler": None,
-        "outreach-local-email-worker": None,
+        # ceil(max_send_rate), modules/email's default of 14 emails per second.
+        "outreach-local-email-worker": 14,
         "outreach-local-email-reconciler": None,
     }
 
@@ -98,7 +99,7 @@ def test_preflight_local_passes_on_the_embedded_aws_with_the_stack_up(
     }
     concurrency = next(c for c in report["checks"] if c["check"] == "concurrency")
     assert concurrency["detail"].startswith(
-        "limit 1000, unreserved 860; local reserves 140 (its functions hold 140 now), leaving 860"
+        "limit 1000, unreserved 860; local reserves 154 (its functions hold 140 now), leaving 846"
     )
 
 
@@ -114,9 +115,9 @@ def test_preflight_local_fails_with_the_concurrency_line_when_the_account_limit_
     assert code == 1
     failed = [line for line in lines if line.startswith("FAIL")]
     assert failed == [
-        "FAIL  concurrency  limit 200, unreserved 200; local reserves 140, leaving 60: "
+        "FAIL  concurrency  limit 200, unreserved 200; local reserves 154, leaving 46: "
         "AWS refuses a reservation that leaves fewer than 100 unreserved"
     ]
     fix = lines[lines.index(failed[0]) + 1].strip()
-    assert fix.startswith("what to do: raise Lambda concurrent executions in eu-central-1 to at least 240")
+    assert fix.startswith("what to do: raise Lambda concurrent executions in eu-central-1 to at least 254")
     assert lines[-1] == "preflight local: a check failed"

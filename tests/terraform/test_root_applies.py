@@ -9,8 +9,11 @@ the root says about the pipeline changes. Its committed terraform.tfvars apply a
 requires and does not commit is given as -var: the package directory and, for prod, an alarm address.
 
 Both roots apply at once against one emulator (their names differ: ``outreach-dev-*``,
-``outreach-prod-*``); everything asserted is read back through the AWS APIs and compared with the
-values the root gives its variables.
+``outreach-prod-*``), as dev and prod may share one account (docs/deploying.md). They share its SES
+identity too: prod creates ``example.com`` and dev, given ``email_create_sender_identity = false``,
+sends with it. dev's worker names the identity by an ARN built from its name, so dev's apply does not
+wait for prod's. Everything asserted is read back through the AWS APIs (or the roots' state and
+outputs) and compared with the values the root gives its variables.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -39,17 +43,20 @@ pytestmark = pytest.mark.timeout(600)
 ROOTS = ("dev", "prod")
 LOCAL_ROOT = terraform_cli.ENVIRONMENTS_DIR / "local"
 OVERRIDE_FILE = "embedded_aws_override.tf"
+SENDER_IDENTITY = "example.com"
+IDENTITY_RESOURCE = "module.pipeline.module.email.aws_sesv2_email_identity.sender"
 # prod refuses to apply without someone to alarm (variables.tf); dev may run without. Both need the SES
-# identity campaigns send from; each its own, as both roots share one emulated account.
+# identity campaigns send from: the same one, which prod owns and dev only sends with (one account).
 REQUIRED = {
-    "prod": {"alarm_emails": '["oncall@example.com"]', "email_sender_identity": "example.com"},
-    "dev": {"email_sender_identity": "dev.example.com"},
+    "prod": {"alarm_emails": '["oncall@example.com"]', "email_sender_identity": SENDER_IDENTITY},
+    "dev": {"email_sender_identity": SENDER_IDENTITY, "email_create_sender_identity": "false"},
 }
 
 
 @dataclass(frozen=True)
 class AppliedRoot:
     name: str
+    directory: Path
     endpoint: str
     region: str
     values: dict[str, Any]
@@ -115,7 +122,7 @@ def applied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Appl
             variables = {"package_dir": str(packages), **REQUIRED[name]}
             outputs = terraform_cli.apply_root(root, variables=variables)
             values = variable_values(source)
-            return AppliedRoot(name, endpoint, str(values["region"]), values, outputs)
+            return AppliedRoot(name, root, endpoint, str(values["region"]), values, outputs)
 
         try:
             with ThreadPoolExecutor(max_workers=len(ROOTS)) as pool:
@@ -202,14 +209,15 @@ def test_function_logs_are_kept_for_the_roots_retention(root: AppliedRoot) -> No
     ]
 
 
-def test_scrape_results_expire_only_where_the_root_sets_an_expiry(root: AppliedRoot) -> None:
+def test_scrape_results_expire_after_the_roots_retention(root: AppliedRoot) -> None:
     rules = root.client("s3").get_bucket_lifecycle_configuration(Bucket=root.pipeline["results_bucket"])[
         "Rules"
     ]
     expiry = [rule["Expiration"]["Days"] for rule in rules if "Expiration" in rule]
 
-    wanted = root.values.get("results_expiration_days")
-    assert expiry == ([] if wanted is None else [wanted])
+    # A root that leaves it null gets the module's default; every root's results expire.
+    wanted = root.values.get("results_expiration_days") or root.pipeline["results_expiration_days"]
+    assert expiry == [wanted] == [root.pipeline["results_expiration_days"]]
 
 
 def test_alarms_reach_the_addresses_the_root_is_given(root: AppliedRoot) -> None:
@@ -219,3 +227,59 @@ def test_alarms_reach_the_addresses_the_root_is_given(root: AppliedRoot) -> None
     given = json.loads(REQUIRED[root.name].get("alarm_emails", "[]"))
     assert sorted((s["Protocol"], s["Endpoint"]) for s in subscriptions) == [("email", e) for e in given]
     assert topic.endswith(f":outreach-{root.name}-alarms")
+
+
+def _state_addresses(root: AppliedRoot) -> list[str]:
+    listed = terraform_cli.run(root.directory, "state", "list")
+    return listed.stdout.split()
+
+
+def test_prod_owns_the_accounts_ses_identity_and_dev_sends_with_it_without_creating_one(
+    applied: dict[str, AppliedRoot],
+) -> None:
+    prod, dev = applied["prod"], applied["dev"]
+    ses = prod.client("sesv2")
+    identities = ses.list_email_identities()["EmailIdentities"]
+    identity = ses.get_email_identity(EmailIdentity=SENDER_IDENTITY)
+
+    assert [i["IdentityName"] for i in identities] == [SENDER_IDENTITY]
+    assert identity["ConfigurationSetName"] == prod.outputs["email_configuration_set"]
+    assert prod.outputs["email_configuration_set"] == "outreach-prod-email"
+    assert f"{IDENTITY_RESOURCE}[0]" in _state_addresses(prod)
+    assert not [a for a in _state_addresses(dev) if a.startswith(IDENTITY_RESOURCE)]
+    assert dev.outputs["email_sender_identity"] == prod.outputs["email_sender_identity"] == SENDER_IDENTITY
+    # Each stage still sends with its own configuration set (EMAIL_CONFIGURATION_SET in every SendEmail).
+    assert dev.outputs["email_configuration_set"] == "outreach-dev-email"
+
+
+def test_the_identitys_owner_reports_its_dkim_records_and_dev_none(applied: dict[str, AppliedRoot]) -> None:
+    prod, dev = applied["prod"], applied["dev"]
+    dkim = prod.client("sesv2").get_email_identity(EmailIdentity=SENDER_IDENTITY)["DkimAttributes"]
+    # SES returns three Easy DKIM tokens for a domain; moto (5.2.5) returns none, so prod's list is
+    # empty here: what is asserted is that it holds exactly the records of the tokens SES reports.
+    expected = [
+        {
+            "name": f"{token}._domainkey.{SENDER_IDENTITY}",
+            "type": "CNAME",
+            "value": f"{token}.dkim.amazonses.com",
+        }
+        for token in dkim.get("Tokens", [])
+    ]
+
+    assert prod.outputs["email_dkim_records"] == expected
+    assert prod.pipeline["email_dkim_records"] == expected
+    # A null output is not in `terraform output -json` at all; inside the pipeline object it is null.
+    assert "email_dkim_records" not in dev.outputs
+    assert dev.pipeline["email_dkim_records"] is None
+
+
+def test_the_email_worker_reserves_the_send_rate_the_stage_is_sized_for(root: AppliedRoot) -> None:
+    worker = root.pipeline["email_worker_function_name"]
+    concurrency = root.client("lambda").get_function_concurrency(FunctionName=worker)
+    reserved = concurrency["ReservedConcurrentExecutions"]
+
+    # Neither root sets email_max_send_rate: modules/email's default, 14 per second.
+    assert root.values.get("email_max_send_rate") is None
+    assert root.outputs["email_max_send_rate"] == root.pipeline["email_max_send_rate"] == 14
+    assert worker == f"outreach-{root.name}-email-worker"
+    assert reserved == 14

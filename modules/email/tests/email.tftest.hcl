@@ -183,3 +183,194 @@ run "a_grace_period_beyond_lambdas_event_age_limit_is_refused" {
 
   expect_failures = [var.send_grace_seconds]
 }
+
+# The Easy DKIM tokens are known only after apply, and the mocked provider gives the (unconfigured)
+# dkim_signing_attributes block no value to override: the records themselves are read back after
+# the roots' applies (tests/terraform/test_root_applies.py).
+run "the_module_creates_the_sender_identity_with_its_configuration_set_by_default" {
+  command = plan
+
+  assert {
+    condition     = length(aws_sesv2_email_identity.sender) == 1 && aws_sesv2_email_identity.sender[0].email_identity == "example.com" && aws_sesv2_email_identity.sender[0].configuration_set_name == "outreach-test-email"
+    error_message = "By default the module creates the identity, with its configuration set as the default."
+  }
+
+  assert {
+    condition     = output.dkim_records != null && local.sender_domain == "example.com"
+    error_message = "The stage that owns the identity reports its DKIM records, named under its domain."
+  }
+}
+
+run "an_address_identity_publishes_its_dkim_records_under_its_domain" {
+  command = plan
+
+  variables {
+    sender_identity = "Outreach@Example.com"
+  }
+
+  assert {
+    condition     = local.sender_domain == "example.com"
+    error_message = "An address's DKIM records belong to its domain (lower case)."
+  }
+}
+
+run "an_existing_identity_is_used_without_being_created" {
+  command = plan
+
+  variables {
+    create_sender_identity = false
+  }
+
+  assert {
+    condition     = length(aws_sesv2_email_identity.sender) == 0
+    error_message = "With create_sender_identity = false the module creates no identity."
+  }
+
+  assert {
+    condition = output.sender_identity == "example.com" && [
+      for s in jsondecode(output.worker_policy_json).Statement : s.Resource if s.Sid == "SendWithTheCampaignIdentity"
+      ][0] == [
+      "arn:aws:ses:eu-central-1:111122223333:identity/example.com",
+      "arn:aws:ses:eu-central-1:111122223333:configuration-set/outreach-test-email",
+    ]
+    error_message = "The worker still sends with the named identity, whose ARN is built from its name."
+  }
+
+  assert {
+    condition     = output.dkim_records == null
+    error_message = "A stage that does not own the identity has no DKIM records to publish."
+  }
+}
+
+run "the_worker_reserves_ceil_of_the_send_rate_it_is_sized_for" {
+  command = plan
+
+  assert {
+    condition     = output.max_send_rate == 14 && output.worker_settings.reserved_concurrent_executions == 14
+    error_message = "By default the stage is sized for 14 emails per second and the worker reserves 14."
+  }
+}
+
+run "a_fractional_send_rate_reserves_the_next_whole_number" {
+  command = plan
+
+  variables {
+    max_send_rate = 2.5
+  }
+
+  assert {
+    condition     = output.max_send_rate == 2.5 && output.worker_settings.reserved_concurrent_executions == 3
+    error_message = "The worker reserves ceil(max_send_rate)."
+  }
+}
+
+run "a_reserved_concurrency_set_on_the_worker_wins_over_the_send_rate" {
+  command = plan
+
+  variables {
+    max_send_rate = 50
+    worker        = { reserved_concurrency = 5 }
+  }
+
+  assert {
+    condition     = output.worker_settings.reserved_concurrent_executions == 5 && output.max_send_rate == 50
+    error_message = "worker.reserved_concurrency, when set, is the reservation."
+  }
+}
+
+run "a_send_rate_of_zero_is_refused" {
+  command = plan
+
+  variables {
+    max_send_rate = 0
+  }
+
+  expect_failures = [var.max_send_rate]
+}
+
+run "a_send_rate_above_1000_is_refused" {
+  command = plan
+
+  variables {
+    max_send_rate = 1001
+  }
+
+  expect_failures = [var.max_send_rate]
+}
+
+run "the_scheduler_role_trusts_only_the_email_groups_schedules_of_this_account" {
+  command = plan
+
+  assert {
+    condition = jsondecode(aws_iam_role.scheduler.assume_role_policy).Statement[0].Condition == {
+      StringEquals = { "aws:SourceAccount" = "111122223333" }
+      ArnEquals    = { "aws:SourceArn" = "arn:aws:scheduler:eu-central-1:111122223333:schedule-group/outreach-test-email" }
+    }
+    error_message = "Scheduler assumes the role only for this account's schedules of the email group (aws:SourceAccount and aws:SourceArn, the group's ARN)."
+  }
+}
+
+run "the_worker_reads_only_email_tasks_and_writes_only_them_and_counter_shards" {
+  command = plan
+
+  assert {
+    condition = {
+      for s in jsondecode(output.worker_policy_json).Statement : s.Sid => s.Condition
+      if contains(["ReadEmailTasks", "ClaimAndCompleteEmailTasks"], s.Sid)
+      } == {
+      ReadEmailTasks = {
+        "ForAllValues:StringLike" = { "dynamodb:LeadingKeys" = ["email#*"] }
+        Null                      = { "dynamodb:LeadingKeys" = ["false"] }
+      }
+      ClaimAndCompleteEmailTasks = {
+        "ForAllValues:StringLike" = { "dynamodb:LeadingKeys" = ["email#*", "job#*#?"] }
+        Null                      = { "dynamodb:LeadingKeys" = ["false"] }
+      }
+    }
+    error_message = "The worker reads email tasks only and writes email tasks and counter shards only, never a request without a key."
+  }
+}
+
+run "a_domain_identity_lets_the_worker_send_from_its_addresses_and_its_subdomains_only" {
+  command = plan
+
+  assert {
+    condition = [
+      for s in jsondecode(output.worker_policy_json).Statement : s.Condition if s.Sid == "SendWithTheCampaignIdentity"
+    ][0] == { StringLike = { "ses:FromAddress" = ["*@example.com", "*@*.example.com"] } }
+    error_message = "SendEmail is allowed only from an address of the domain identity (ses:FromAddress)."
+  }
+}
+
+run "an_address_identity_lets_the_worker_send_from_that_address_only" {
+  command = plan
+
+  variables {
+    sender_identity = "Sales@Example.com"
+  }
+
+  assert {
+    condition = [
+      for s in jsondecode(output.worker_policy_json).Statement : s.Condition if s.Sid == "SendWithTheCampaignIdentity"
+    ][0] == { StringEquals = { "ses:FromAddress" = ["sales@example.com"] } }
+    error_message = "SendEmail is allowed only from the address identity's own address, compared exactly (lower case)."
+  }
+}
+
+run "the_email_reconciler_writes_email_tasks_and_passes_the_role_to_scheduler_only" {
+  command = plan
+
+  assert {
+    condition = {
+      for s in jsondecode(module.reconciler.policy_json).Statement : s.Sid => s.Condition
+      if contains(["MoveStrandedEmailTasks", "PassSchedulerRole"], s.Sid)
+      } == {
+      MoveStrandedEmailTasks = {
+        "ForAllValues:StringLike" = { "dynamodb:LeadingKeys" = ["email#*", "job#*#?"] }
+        Null                      = { "dynamodb:LeadingKeys" = ["false"] }
+      }
+      PassSchedulerRole = { StringEquals = { "iam:PassedToService" = ["scheduler.amazonaws.com"] } }
+    }
+    error_message = "The reconciler writes email tasks and counter shards only, and passes the scheduler role to EventBridge Scheduler only."
+  }
+}

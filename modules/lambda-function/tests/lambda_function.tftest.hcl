@@ -131,6 +131,89 @@ run "policy_names_exact_actions_and_resources" {
   }
 }
 
+run "a_statement_without_conditions_has_no_condition_block" {
+  command = plan
+
+  assert {
+    condition     = alltrue([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : !contains(keys(s), "Condition")])
+    error_message = "A statement given no conditions carries no Condition element."
+  }
+}
+
+run "conditions_become_the_statements_condition_block_grouped_by_operator" {
+  command = plan
+
+  variables {
+    policy_statements = [
+      {
+        sid       = "WriteOwnRows"
+        actions   = ["dynamodb:UpdateItem"]
+        resources = ["arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks"]
+        conditions = [
+          { test = "ForAllValues:StringLike", variable = "dynamodb:LeadingKeys", values = ["scrape#*", "job#*#?"] },
+          { test = "Null", variable = "dynamodb:LeadingKeys", values = ["false"] },
+          { test = "StringEquals", variable = "aws:RequestedRegion", values = ["eu-central-1"] },
+          { test = "StringEquals", variable = "aws:PrincipalAccount", values = ["111122223333"] },
+        ]
+      },
+      {
+        sid       = "ReadTasks"
+        actions   = ["dynamodb:GetItem"]
+        resources = ["arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks"]
+      },
+    ]
+  }
+
+  assert {
+    condition = {
+      for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s.Sid => lookup(s, "Condition", null)
+      } == {
+      WriteOwnRows = {
+        "ForAllValues:StringLike" = { "dynamodb:LeadingKeys" = ["scrape#*", "job#*#?"] }
+        Null                      = { "dynamodb:LeadingKeys" = ["false"] }
+        StringEquals              = { "aws:RequestedRegion" = ["eu-central-1"], "aws:PrincipalAccount" = ["111122223333"] }
+      }
+      ReadTasks    = null
+      WriteOwnLogs = null
+      WriteTraces  = null
+    }
+    error_message = "Each operator is one key of the Condition block, holding every key given with it; a statement without conditions has none."
+  }
+}
+
+run "rejects_one_operator_on_one_key_twice" {
+  command = plan
+
+  variables {
+    policy_statements = [{
+      sid       = "Twice"
+      actions   = ["dynamodb:UpdateItem"]
+      resources = ["arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks"]
+      conditions = [
+        { test = "ForAllValues:StringLike", variable = "dynamodb:LeadingKeys", values = ["scrape#*"] },
+        { test = "ForAllValues:StringLike", variable = "dynamodb:LeadingKeys", values = ["email#*"] },
+      ]
+    }]
+  }
+
+  expect_failures = [var.policy_statements]
+}
+
+run "rejects_a_condition_without_values" {
+  command = plan
+
+  variables {
+    policy_statements = [{
+      sid        = "Empty"
+      actions    = ["dynamodb:UpdateItem"]
+      resources  = ["arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks"]
+      conditions = [{ test = "ForAllValues:StringLike", variable = "dynamodb:LeadingKeys", values = [] }]
+    }]
+  }
+
+  expect_failures = [var.policy_statements]
+}
+
 run "synchronous_function_has_no_event_invoke_config" {
   command = plan
 

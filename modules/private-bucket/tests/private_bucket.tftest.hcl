@@ -79,6 +79,11 @@ run "lifecycle_expires_objects_versions_and_uploads" {
   }
 
   assert {
+    condition     = output.expiration_days == 14
+    error_message = "The module reports the expiry its lifecycle rule was given."
+  }
+
+  assert {
     condition     = one(one(aws_s3_bucket_lifecycle_configuration.this.rule).noncurrent_version_expiration).noncurrent_days == 30
     error_message = "Previous versions must expire."
   }
@@ -104,6 +109,11 @@ run "keeps_objects_without_expiration_days" {
   assert {
     condition     = length(one(aws_s3_bucket_lifecycle_configuration.this.rule).expiration) == 0
     error_message = "Without expiration_days current objects are kept."
+  }
+
+  assert {
+    condition     = output.expiration_days == null
+    error_message = "Without an expiry the module reports none."
   }
 }
 

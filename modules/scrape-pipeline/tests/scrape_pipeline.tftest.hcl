@@ -337,3 +337,58 @@ run "redelivery_horizon_follows_a_retry_delay_longer_than_the_visibility" {
     error_message = "A released task's message can stay hidden for the longest retry delay."
   }
 }
+
+run "scrape_results_expire_after_90_days_unless_the_caller_says_otherwise" {
+  command = plan
+
+  assert {
+    condition     = output.results_expiration_days == 90
+    error_message = "Scrape results (contact data) expire after 90 days by default, never kept without a bound."
+  }
+}
+
+run "scrape_results_expire_after_the_configured_days" {
+  command = plan
+
+  variables {
+    results_expiration_days = 7
+  }
+
+  assert {
+    condition     = output.results_expiration_days == 7
+    error_message = "The results bucket's lifecycle rule expires objects after results_expiration_days."
+  }
+}
+
+run "a_null_results_retention_takes_the_module_default" {
+  command = plan
+
+  variables {
+    results_expiration_days = null
+  }
+
+  assert {
+    condition     = output.results_expiration_days == 90
+    error_message = "null (a root that leaves the retention unset) means the module's 90 days, not keep forever."
+  }
+}
+
+run "rejects_a_results_retention_below_one_day" {
+  command = plan
+
+  variables {
+    results_expiration_days = 0
+  }
+
+  expect_failures = [var.results_expiration_days]
+}
+
+run "rejects_a_fractional_results_retention" {
+  command = plan
+
+  variables {
+    results_expiration_days = 1.5
+  }
+
+  expect_failures = [var.results_expiration_days]
+}

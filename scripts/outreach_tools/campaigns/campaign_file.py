@@ -5,7 +5,13 @@ addresses; the sender may carry a display name), the List-Unsubscribe target, a 
 hours and an IANA time zone), a maximum send rate per minute and its steps: the first mail and the
 follow-ups, each sent a number of days after the previous step to the same recipient. Every step has a
 subject, a text body and optionally an HTML body, all templates (see :mod:`.rendering`), compiled here so
-a template that does not parse is reported with the field it is in before anything else happens.
+a template that does not parse, or uses another template (``include``, ``import``, ``extends``), is
+reported with the field it is in before anything else happens. The unsubscribe target must write its
+scheme and host (or mailto: address) out before any placeholder (:mod:`.unsubscribe_uri`).
+
+The file itself is a stranger's text too: at most 4 MiB are read (ten steps of the largest text and
+HTML bodies are under 4 MiB), and data nested too deeply for the parser (YAML or JSON; a campaign has
+four levels) is refused with its reason, not a RecursionError.
 """
 
 from __future__ import annotations
@@ -33,8 +39,10 @@ from pydantic_core import PydanticCustomError
 from outreach.email_task import UnsafeEmail, check_header
 from outreach.task_ids import InvalidJobInput, validate_job_id
 from outreach_tools.campaigns.rendering import TemplateProblem, compile_template
+from outreach_tools.campaigns.unsubscribe_uri import origin_of
 
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+MAX_FILE_BYTES = 4 * 1024 * 1024
 
 
 class CampaignFileError(ValueError):
@@ -69,10 +77,9 @@ def _mailbox(value: str) -> str:
 
 def _unsubscribe(value: str) -> str:
     _header_safe(value)
-    if not value.startswith(("mailto:", "https://")):
-        raise ValueError("must be a mailto: or https:// URI")
+    origin_of(value)  # ValueError: not mailto:/https://, or its host or address not written out
     try:
-        compile_template(value)
+        compile_template(value, "uri")
     except TemplateProblem as exc:
         raise ValueError(str(exc)) from exc
     return value
@@ -154,11 +161,20 @@ class Step(BaseModel):
     text: str = Field(min_length=1)
     html: str = ""
 
-    @field_validator("subject", "text", "html")
+    @field_validator("subject", "text")
     @classmethod
     def _template_parses(cls, source: str) -> str:
         try:
-            compile_template(source)
+            compile_template(source, "text")
+        except TemplateProblem as exc:
+            raise ValueError(str(exc)) from exc
+        return source
+
+    @field_validator("html")
+    @classmethod
+    def _html_template_parses(cls, source: str) -> str:
+        try:
+            compile_template(source, "html")
         except TemplateProblem as exc:
             raise ValueError(str(exc)) from exc
         return source
@@ -213,13 +229,27 @@ def parse_campaign(data: Any, *, source: str = "campaign") -> Campaign:
 
 
 def load_campaign(path: Path) -> Campaign:
-    """Read ``path`` (``.json``, else YAML) and validate it."""
+    """Read ``path`` (``.json``, else YAML; at most ``MAX_FILE_BYTES``) and validate it."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise CampaignFileError(f"cannot read {path}: {exc}") from exc
+    if len(raw) > MAX_FILE_BYTES:
+        raise CampaignFileError(
+            f"{path}: larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB, the most a campaign file may have"
+        )
+    kind = path.suffix.lstrip(".") or "YAML"
     try:
         data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise CampaignFileError(f"{path}: not valid {path.suffix.lstrip('.') or 'YAML'}: {exc}") from exc
-    return parse_campaign(data, source=str(path))
+        raise CampaignFileError(f"{path}: not valid {kind}: {exc}") from exc
+    except RecursionError as exc:
+        raise CampaignFileError(
+            f"{path}: not a campaign: its {kind} is nested too deeply to read (a campaign has four levels)"
+        ) from exc
+    try:
+        return parse_campaign(data, source=str(path))
+    except RecursionError as exc:
+        raise CampaignFileError(f"{path}: not a campaign: its data is nested too deeply") from exc

@@ -1,7 +1,11 @@
 """The recipients of a campaign: rows of a CSV file or a finished scrape job's results, addresses checked.
 
 A CSV file has a header row; its ``email`` column is required and every other column is a placeholder
-(names lower-cased, anything but letters, digits and ``_`` turned into ``_``). From a scrape job, each
+(names lower-cased, anything but letters, digits and ``_`` turned into ``_``). Two columns that become
+the same placeholder (``email`` and ``EMAIL``, ``Company`` and ``company``) refuse the header, naming
+both: otherwise the later one would silently win, and mail could go to the second address. The file
+is read in bounded memory (``bounded_lines``): a line over 256 Ki characters refuses the file, naming
+it; a rejected address is echoed cut to 200 characters with its length. From a scrape job, each
 result with an e-mail address becomes one recipient: the first address found on the site, with the
 placeholders ``company`` (the page title), ``website`` (the final URL), ``description`` and
 ``language``. Addresses are checked for syntax only (``email-validator``, no DNS lookups) and
@@ -27,11 +31,15 @@ from typing import Any
 
 from email_validator import EmailNotValidError, validate_email
 
+from outreach_tools.bounded_lines import LineTooLong, bounded_lines
+from outreach_tools.report_values import shorten
+
 _NOT_NAME = re.compile(r"[^a-z0-9_]+")
 
 
 class RecipientsFileError(ValueError):
-    """The recipients file as a whole cannot be read (no ``email`` column, not UTF-8, not CSV)."""
+    """The recipients file as a whole cannot be read (no ``email`` column, two columns for one
+    placeholder, a line too long, not UTF-8, not CSV)."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +74,24 @@ def placeholder_name(column: str) -> str:
     return _NOT_NAME.sub("_", column.strip().lower()).strip("_")
 
 
+def placeholder_names(path: Path, header: list[str]) -> list[str]:
+    """The placeholder of each column of ``header``; raises RecipientsFileError naming two columns that
+    would be the same placeholder."""
+    names = [placeholder_name(column) for column in header]
+    first: dict[str, int] = {}
+    for index, name in enumerate(names):
+        if not name:
+            continue
+        if name in first:
+            earlier = first[name]
+            raise RecipientsFileError(
+                f"{path}: columns {earlier + 1} ({header[earlier]!r}) and {index + 1} ({header[index]!r}) "
+                f"are both the placeholder {name!r}; rename or remove one"
+            )
+        first[name] = index
+    return names
+
+
 def _not_deliverable_by_ses(local_part: str) -> str:
     foreign = "".join(dict.fromkeys(c for c in local_part if not c.isascii()))
     return (
@@ -78,21 +104,22 @@ def _admit(
     result: Recipients, seen: dict[str, int], row: int, source: str, raw: str, values: Mapping[str, str]
 ) -> None:
     address = raw.strip()
+    shown = shorten(raw)
     if not address:
-        result.rejected.append(RejectedRow(row, source, raw, "no e-mail address"))
+        result.rejected.append(RejectedRow(row, source, shorten(raw), "no e-mail address"))
         return
     try:
         checked = validate_email(address, check_deliverability=False)
     except EmailNotValidError as exc:
-        result.rejected.append(RejectedRow(row, source, raw, f"invalid e-mail address: {exc}"))
+        result.rejected.append(RejectedRow(row, source, shown, f"invalid e-mail address: {exc}"))
         return
     if checked.ascii_email is None:
-        result.rejected.append(RejectedRow(row, source, raw, _not_deliverable_by_ses(checked.local_part)))
+        result.rejected.append(RejectedRow(row, source, shown, _not_deliverable_by_ses(checked.local_part)))
         return
     normalised = checked.ascii_email
     key = normalised.lower()
     if key in seen:
-        result.rejected.append(RejectedRow(row, source, raw, f"same address as row {seen[key]}"))
+        result.rejected.append(RejectedRow(row, source, shown, f"same address as row {seen[key]}"))
         return
     seen[key] = row
     result.valid.append(Recipient(row=row, source=source, email=normalised, values=values))
@@ -104,11 +131,11 @@ def read_recipients_csv(path: Path) -> Recipients:
     seen: dict[str, int] = {}
     try:
         with path.open(encoding="utf-8-sig", newline="") as handle:
-            reader = csv.reader(handle)
+            reader = csv.reader(bounded_lines(handle, path))
             header = next(reader, None)
             if header is None:
                 raise RecipientsFileError(f"{path}: empty file, expected a header row with an 'email' column")
-            names = [placeholder_name(column) for column in header]
+            names = placeholder_names(path, header)
             if "email" not in names:
                 raise RecipientsFileError(
                     f"{path}: no 'email' column in the header (columns: {', '.join(header)})"
@@ -123,8 +150,10 @@ def read_recipients_csv(path: Path) -> Recipients:
         raise RecipientsFileError(f"cannot read {path}: {exc.strerror}") from exc
     except UnicodeDecodeError as exc:
         raise RecipientsFileError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except LineTooLong as exc:
+        raise RecipientsFileError(str(exc)) from exc
     except csv.Error as exc:
-        raise RecipientsFileError(f"{path}: malformed CSV: {exc}") from exc
+        raise RecipientsFileError(f"{path}: line {reader.line_num}: malformed CSV: {exc}") from exc
     return result
 
 

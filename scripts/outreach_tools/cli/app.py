@@ -2,6 +2,10 @@
 
 outreach --env dev job create --file sites.csv
 outreach --table T --queue-url U --endpoint-url http://127.0.0.1:4566 dlq show scrape
+
+With ``--env``, the credentials' account and the session's region are checked against the root's
+before any command runs (``account.check_caller``; exit 2 if they are not the environment's), and a
+change against prod asks first unless ``--yes`` (``confirm.confirm_change``).
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ from pathlib import Path
 import click
 from botocore.exceptions import BotoCoreError, ClientError
 
-from outreach_tools.cli import campaigns, dlq, failures, jobs, scraper, tasks
+from outreach_tools.cli import campaigns, data, dlq, failures, jobs, scraper, tasks
+from outreach_tools.cli.account import check_caller, pins_of
 from outreach_tools.cli.output import Session
 from outreach_tools.cli.targets import resolve
 
@@ -37,9 +42,16 @@ from outreach_tools.cli.targets import resolve
 @click.option("--email-scheduler-role-arn", help="Role the schedules assume to invoke the worker.")
 @click.option("--email-dlq-arn", help="Email DLQ ARN (the schedules' dead-letter queue).")
 @click.option("--email-sender-identity", help="SES identity (domain or address) campaigns send from.")
+@click.option(
+    "--scrape-reconciler-function", help="Scrape reconciler (name or ARN): a function dlq replay may invoke."
+)
+@click.option(
+    "--email-reconciler-function", help="Email reconciler (name or ARN): a function dlq replay may invoke."
+)
 @click.option("--endpoint-url", envvar="AWS_ENDPOINT_URL", help="AWS endpoint (the embedded AWS).")
 @click.option("--region", envvar="AWS_DEFAULT_REGION", help="AWS region.")
 @click.option("--json", "as_json", is_flag=True, help="Print exact JSON instead of tables.")
+@click.option("--yes", is_flag=True, help="Make changes against --env prod without asking (scripts, CI).")
 @click.pass_context
 def cli(
     ctx: click.Context,
@@ -47,12 +59,17 @@ def cli(
     env: str | None,
     state: Path | None,
     as_json: bool,
+    yes: bool,
     **overrides: str | None,
 ) -> None:
     """Create and watch scrape jobs and email campaigns, and handle what lands in the dead-letter places."""
     targets = resolve(env, overrides, state=state)
     targets.activate()
-    ctx.obj = Session(targets=targets, as_json=as_json)
+    session = Session(targets=targets, as_json=as_json, yes=yes)
+    pins = pins_of(session)
+    if pins is not None:
+        check_caller(session, pins)
+    ctx.obj = session
 
 
 cli.add_command(jobs.job)
@@ -61,6 +78,7 @@ cli.add_command(dlq.dlq)
 cli.add_command(failures.failures)
 cli.add_command(scraper.scraper)
 cli.add_command(campaigns.campaign)
+cli.add_command(data.data)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -31,6 +31,7 @@ from outreach import clients, clock, config, task_store
 from outreach.email_schedules import ScheduleTarget, delete_schedule, ensure_schedule
 from outreach.email_task import PlannedEmail, parse_utc_iso
 from outreach.task_model import Kind, Status, Task
+from outreach_tools.bounded_lines import file_sha256
 from outreach_tools.campaigns.campaign_file import Campaign, CampaignFileError, SendWindow, load_campaign
 from outreach_tools.campaigns.planning import CampaignPlan, plan_campaign
 from outreach_tools.campaigns.recipients import (
@@ -46,6 +47,7 @@ from outreach_tools.campaigns.ses_quota import (
     quota_problems,
     read_send_quota,
 )
+from outreach_tools.cli.confirm import confirm_change
 from outreach_tools.cli.jobs import (
     existing_task_ids,
     progress_bar,
@@ -136,7 +138,7 @@ def _from_csv(path: Path) -> tuple[Recipients, str]:
         recipients = read_recipients_csv(path)
     except RecipientsFileError as exc:
         raise BadInput(str(exc)) from exc
-    return recipients, f"{path.name} sha256:{hashlib.sha256(path.read_bytes()).hexdigest()}"
+    return recipients, f"{path.name} sha256:{file_sha256(path)}"  # in chunks: the file may be large
 
 
 def _from_job(s: Session, job_id: str) -> tuple[Recipients, str]:
@@ -270,6 +272,10 @@ def schedule(
     if dry_run:
         report["ses_quota"] = _check_quota(chosen, plan, dry_run=True)
         if s.targets.tasks_table:
+            try:
+                task_store.check_job_kind(chosen.campaign_id, Kind.EMAIL)
+            except task_store.JobKindConflict as exc:
+                raise BadInput(f"{exc}; nothing written") from exc
             existing = existing_task_ids([email.task_id for email in plan.emails])
             report.update(would_create=len(plan.emails) - len(existing), existing=len(existing))
     else:
@@ -279,12 +285,17 @@ def schedule(
         campaign_source = (
             f"{campaign_path.name} sha256:{hashlib.sha256(campaign_path.read_bytes()).hexdigest()}"
         )
-        task_store.record_job(
-            chosen.campaign_id,
-            source=f"{campaign_source}; recipients {source}",
-            tasks=len(plan.emails),
-            created_by=operator_name(operator),
-        )
+        confirm_change(s, f"schedule {len(plan.emails):,} emails of campaign {chosen.campaign_id}")
+        try:
+            task_store.record_job(
+                chosen.campaign_id,
+                kind=Kind.EMAIL,
+                source=f"{campaign_source}; recipients {source}",
+                tasks=len(plan.emails),
+                created_by=operator_name(operator),
+            )
+        except task_store.JobKindConflict as exc:
+            raise BadInput(str(exc)) from exc
         report.update(_write(s, plan, target))
     s.emit(report, lambda c: _render_scheduled(c, report))
 
@@ -481,6 +492,7 @@ def cancel(ctx: click.Context, campaign_id: str, reason: str, operator: str | No
     if not dry_run:
         group = s.targets.require("email_schedule_group", "--email-schedule-group")
         target = ScheduleTarget(group=group, worker_arn="", role_arn="", dlq_arn="")
+        confirm_change(s, f"cancel {len(pending):,} Pending emails of campaign {campaign_id}")
         who = operator_name(operator)
         for index, task in enumerate(pending):
             assert task.email is not None  # _email_tasks keeps email tasks only

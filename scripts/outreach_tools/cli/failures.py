@@ -18,6 +18,7 @@ import click
 from rich.console import Console
 
 from outreach import clients, clock
+from outreach_tools.cli.confirm import confirm_change
 from outreach_tools.cli.operator import operator_name
 from outreach_tools.cli.output import PartlyDone, session, table
 from outreach_tools.cli.redispatch import pending_in_window, redispatch
@@ -114,6 +115,8 @@ def replay(ctx: click.Context, delete: bool, operator: str | None, dry_run: bool
     bucket = s.targets.require("failure_bucket", "--failure-bucket")
     queue_url = s.targets.require("scrape_queue_url", "--queue-url")
     pending = [r for r in (read_record(bucket, key) for key in _keys(bucket)) if not r["replayed"]]
+    if not dry_run and pending:
+        confirm_change(s, f"re-drive the Pending tasks of {len(pending)} failure records")
     who = None if dry_run else operator_name(operator)
     done: list[dict[str, Any]] = []
     for index, row in enumerate(pending):

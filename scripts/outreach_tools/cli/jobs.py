@@ -1,4 +1,9 @@
-"""``outreach job``: create a job from a file of sites, follow it, list, export and cancel jobs."""
+"""``outreach job``: create a job from a file of sites, follow it, list, export and cancel jobs.
+
+``create`` records the job as a ``scrape`` job: an id already recorded as a campaign (an email job) is
+refused (``task_store.JobKindConflict``, exit 2) before anything is written. ``cancel`` never cancels an
+email task that is Running (its worker may be sending it); it says how many it left.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +21,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from outreach import clients, clock, config, task_store
 from outreach.task_ids import InvalidJobInput, scrape_task_id, validate_job_id
-from outreach.task_model import Status, Task
+from outreach.task_model import Kind, Status, Task
+from outreach_tools.cli.confirm import confirm_change
 from outreach_tools.cli.follow import FollowTimeout, JobProgress, follow_job, snapshot
 from outreach_tools.cli.job_view import (
     FailureGroup,
@@ -28,6 +34,8 @@ from outreach_tools.cli.job_view import (
 from outreach_tools.cli.operator import operator_name
 from outreach_tools.cli.output import BadInput, Failed, PartlyDone, Session, session, table
 from outreach_tools.cli.sites_file import SitesFile, SitesFileError, default_job_id, read_sites
+from outreach_tools.cli.spreadsheet_cells import QUOTING as CSV_QUOTING
+from outreach_tools.cli.spreadsheet_cells import text_cell
 
 # URLs per create_scrape_job call: 10 transactions of 90 tasks, one progress step.
 CREATE_CHUNK = 900
@@ -152,11 +160,15 @@ def create(
         "skipped_invalid": invalid,
         "dry_run": dry_run,
     }
-    if dry_run:
-        existing = existing_task_ids(ids)
-        report.update(created=0, would_create=len(ids) - len(existing), existing=len(existing))
-    else:
-        report.update(_write_job(s, chosen, sites, ids, operator))
+    try:
+        if dry_run:
+            task_store.check_job_kind(chosen, Kind.SCRAPE)
+            existing = existing_task_ids(ids)
+            report.update(created=0, would_create=len(ids) - len(existing), existing=len(existing))
+        else:
+            report.update(_write_job(s, chosen, sites, ids, operator))
+    except task_store.JobKindConflict as exc:
+        raise BadInput(f"{exc}; nothing written") from exc
     s.emit(report, lambda c: _render_created(c, report))
 
 
@@ -165,6 +177,7 @@ def _write_job(
 ) -> dict[str, int]:
     task_store.record_job(
         job_id,
+        kind=Kind.SCRAPE,
         source=f"{sites.path.name} sha256:{sites.sha256}",
         tasks=len(ids),
         created_by=operator_name(operator),
@@ -338,11 +351,12 @@ def _export_row(job_id: str, key: str, document: dict[str, Any], with_text: bool
 
 
 def _csv_cell(value: Any) -> str:
+    """The CSV cell of a result field, never one a spreadsheet evaluates (``spreadsheet_cells``)."""
     if isinstance(value, list):
-        return ";".join(_csv_item(v) for v in value)
+        return text_cell(";".join(_csv_item(v) for v in value))
     if isinstance(value, dict):
-        return json.dumps(value, sort_keys=True)
-    return "" if value is None else str(value)
+        return text_cell(json.dumps(value, sort_keys=True))
+    return "" if value is None else text_cell(str(value))
 
 
 def _csv_item(value: Any) -> str:
@@ -376,9 +390,11 @@ def result_documents(bucket: str, keys: Sequence[str]) -> Iterator[tuple[str, di
 @click.argument("job_id")
 @click.option("--out", "out_path", required=True, type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--with-text", is_flag=True, help="Include the page text (jsonl only).")
+@click.option("--force", is_flag=True, help="Overwrite OUT if it exists.")
 @click.pass_context
-def export(ctx: click.Context, job_id: str, out_path: Path, with_text: bool) -> None:
-    """Write the scraped results of the job's finished tasks to OUT (.jsonl or .csv)."""
+def export(ctx: click.Context, job_id: str, out_path: Path, with_text: bool, force: bool) -> None:
+    """Write the scraped results of the job's finished tasks to OUT (.jsonl or .csv; a CSV cell that a
+    spreadsheet would evaluate as a formula gets a leading ')."""
     s = session(ctx)
     bucket = s.targets.require("results_bucket", "--results-bucket")
     suffix = out_path.suffix.lower()
@@ -386,10 +402,14 @@ def export(ctx: click.Context, job_id: str, out_path: Path, with_text: bool) -> 
         raise BadInput(f"--out must end in .jsonl or .csv, not {out_path.name!r}")
     keys = result_keys(bucket, job_id)
     written = 0
-    with out_path.open("w", encoding="utf-8", newline="") as handle, progress_bar(s) as bar:
+    try:
+        out = out_path.open("w" if force else "x", encoding="utf-8", newline="")
+    except FileExistsError as exc:
+        raise BadInput(f"{out_path} exists: give --force to overwrite it") from exc
+    with out as handle, progress_bar(s) as bar:
         step = bar.add_task(f"export {job_id}", total=len(keys))
         writer = (
-            csv.DictWriter(handle, fieldnames=_CSV_COLUMNS, extrasaction="ignore")
+            csv.DictWriter(handle, fieldnames=_CSV_COLUMNS, extrasaction="ignore", quoting=CSV_QUOTING)
             if suffix == ".csv"
             else None
         )
@@ -417,6 +437,11 @@ def export(ctx: click.Context, job_id: str, out_path: Path, with_text: bool) -> 
 # ---- cancel -----------------------------------------------------------------------------------
 
 
+def _being_sent(task: Task) -> bool:
+    """An email task a worker has claimed: it may be going out now, so it is never cancelled."""
+    return task.kind == Kind.EMAIL.value and task.status is Status.RUNNING
+
+
 @job.command("cancel")
 @click.argument("job_id")
 @click.option("--reason", default="cancelled by operator", show_default=True)
@@ -424,21 +449,25 @@ def export(ctx: click.Context, job_id: str, out_path: Path, with_text: bool) -> 
 @click.option("--dry-run", is_flag=True, help="List the tasks that would be cancelled; change nothing.")
 @click.pass_context
 def cancel(ctx: click.Context, job_id: str, reason: str, operator: str | None, dry_run: bool) -> None:
-    """Move every open (Pending or Running) task of the job to Cancelled."""
+    """Move every open task of the job to Cancelled: Pending ones, and Running scrape tasks; a Running
+    email task (being sent) is left to its worker and counted as skipped."""
     s = session(ctx)
     s.targets.require("tasks_table", "--table")
-    open_tasks = [
+    found = [
         *task_store.job_tasks_with_status(job_id, Status.PENDING),
         *task_store.job_tasks_with_status(job_id, Status.RUNNING),
     ]
+    open_tasks = [t for t in found if not _being_sent(t)]
+    skipped = [t for t in found if _being_sent(t)]
     cancelled: list[str] = []
     moved_on: list[str] = []
-    if not dry_run:
+    if not dry_run and open_tasks:
+        confirm_change(s, f"cancel {len(open_tasks)} open tasks of job {job_id}")
         who = operator_name(operator)
         for index, task in enumerate(open_tasks):
             try:
-                task_store.cancel(task, reason=f"{reason} (by {who})")
-            except task_store.TransitionRejected:  # finished or failed meanwhile: nothing to cancel
+                task_store.operator_cancel(task, reason=f"{reason} (by {who})")
+            except task_store.TransitionRejected:  # claimed, finished or failed meanwhile: left to it
                 moved_on.append(task.task_id)
                 continue
             except Exception as exc:
@@ -452,6 +481,7 @@ def cancel(ctx: click.Context, job_id: str, reason: str, operator: str | None, d
         "open_tasks": [{"task_id": t.task_id, "status": t.status.value, "url": t.url} for t in open_tasks],
         "cancelled": cancelled,
         "moved_on": moved_on,
+        "skipped_being_sent": [t.task_id for t in skipped],
     }
 
     def render(console: Console) -> None:
@@ -467,6 +497,13 @@ def cancel(ctx: click.Context, job_id: str, reason: str, operator: str | None, d
             )
         )
         if moved_on:
-            console.print(f"{len(moved_on)} tasks reached a terminal status first and were left as they are")
+            console.print(
+                f"{len(moved_on)} tasks were claimed or became terminal first and were left as they are"
+            )
+        if skipped:
+            console.print(
+                f"skipped {len(skipped)} email tasks that are Running (being sent): an email that may be "
+                "going out is never cancelled; the worker or the email reconciler settles each"
+            )
 
     s.emit(report, render)

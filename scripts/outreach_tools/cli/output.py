@@ -1,8 +1,10 @@
 """What a command prints and how it ends: a table for people, exact JSON with ``--json``, exit codes.
 
-Exit codes: 0 the command did what it was asked; 1 it failed (AWS refused, a step broke halfway);
-2 bad input (a malformed file or flag, a missing environment, an unknown id). Human output goes to
-stdout; progress bars and notes go to stderr, so ``--json`` output on stdout stays parseable.
+Exit codes: 0 the command did what it was asked; 1 it failed (AWS refused, a step broke halfway, a
+change against prod was not confirmed); 2 bad input (a malformed file or flag, a missing environment,
+an unknown id, credentials or a region that are not the environment's, a change the rules refuse,
+a change against prod with nobody to confirm it). Human output goes to stdout; progress bars, notes
+and prompts go to stderr, so ``--json`` output on stdout stays parseable.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import boto3
 import click
 from rich.console import Console
 from rich.table import Table
@@ -54,8 +57,22 @@ class Session:
 
     targets: Targets
     as_json: bool = False
+    # --yes: changes against prod go ahead without asking (see confirm.confirm_change).
+    yes: bool = False
     out: Console = field(default_factory=lambda: Console(soft_wrap=True))
     err: Console = field(default_factory=lambda: Console(stderr=True, soft_wrap=True))
+    _caller: dict[str, str] | None = field(default=None, init=False, repr=False)
+
+    def caller(self) -> dict[str, str]:
+        """Whose credentials these are (``account``, ``arn``): sts GetCallerIdentity, once a session."""
+        if self._caller is None:
+            identity = boto3.client("sts").get_caller_identity()
+            self._caller = {"account": str(identity["Account"]), "arn": str(identity["Arn"])}
+        return self._caller
+
+    def region(self) -> str | None:
+        """The region every client of this session uses: --region, else what boto3 finds."""
+        return self.targets.region or boto3.Session().region_name
 
     def emit(self, data: Any, render: Callable[[Console], None]) -> None:
         """Print ``data`` as JSON with --json, else let ``render`` draw it for a person."""

@@ -9,7 +9,7 @@ acknowledged by the scraper as a duplicate, so a replay never does work twice.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -80,12 +80,14 @@ def redispatch(queue_url: str, task_ids: Iterable[str], *, dry_run: bool = False
     return result
 
 
-def pending_in_window(batch_info: Mapping[str, Any]) -> list[str]:
-    """Pending scrape tasks last changed while a stream batch arrived (its ``DDBStreamBatchInfo``).
+def pending_in_window(batch_info: Mapping[str, Any], jobs: Sequence[str] | None = None) -> list[str]:
+    """Pending scrape tasks last changed while a stream batch arrived (its ``DDBStreamBatchInfo``);
+    with ``jobs``, only those of these jobs.
 
     For dead-letter records that name a batch but not its records. A record arrives just after its
     write, and arrival times are approximate to the second, so the window reaches one second to
-    either side of the batch's arrivals.
+    either side of the batch's arrivals. The window holds every job's tasks written then, which is
+    why ``dlq replay pipe`` passes the jobs it is scoped to.
     """
 
     def parse(text: Any) -> datetime:
@@ -95,4 +97,5 @@ def pending_in_window(batch_info: Mapping[str, Any]) -> list[str]:
         (parse(batch_info["approximateArrivalOfFirstRecord"]) - timedelta(seconds=1)).timestamp()
     )
     end = clock.iso((parse(batch_info["approximateArrivalOfLastRecord"]) + timedelta(seconds=1)).timestamp())
-    return [t.task_id for t in task_store.open_tasks_between(Kind.SCRAPE, Status.PENDING, start, end)]
+    found = task_store.open_tasks_between(Kind.SCRAPE, Status.PENDING, start, end, job_ids=jobs)
+    return [t.task_id for t in found]

@@ -5,12 +5,18 @@ the project's Terraform driver; every explicit flag (``--table``, ``--queue-url`
 value it names. ``--endpoint-url`` (or ``AWS_ENDPOINT_URL``, which boto3 reads itself) reaches the
 embedded AWS. The core's task store reads its table from ``TASKS_TABLE``, as it does in Lambda, so the
 resolved names are exported to the process environment before any command touches AWS.
+
+The reconcilers' names (or ARNs, once a root outputs them) are the only functions ``dlq replay
+reconciler`` may invoke; ``output_accounts`` (the accounts the outputs' ARNs name) is where the
+environment was applied, which ``account.check_caller`` holds the credentials to when the root's
+``allowed_account_ids`` is unset.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -42,6 +48,9 @@ class Targets:
     reconciler_dlq_url: str | None = None
     scraper_function: str | None = None
     dispatcher_function: str | None = None
+    # The reconcilers (name or ARN): the only functions ``dlq replay reconciler`` invokes.
+    scrape_reconciler_function: str | None = None
+    email_reconciler_function: str | None = None
     email_schedule_group: str | None = None
     email_worker_arn: str | None = None
     email_scheduler_role_arn: str | None = None
@@ -50,6 +59,8 @@ class Targets:
     endpoint_url: str | None = None
     region: str | None = None
     env: str | None = None
+    # Accounts the ARNs among the environment's outputs name (where it was applied); no flag sets it.
+    output_accounts: tuple[str, ...] = ()
 
     def require(self, name: str, flag: str) -> str:
         value = getattr(self, name)
@@ -85,6 +96,15 @@ _PIPELINE_OUTPUTS: Mapping[str, str] = {
     "scrape_reconciler_dlq_url": "reconciler_dlq_url",
     "scraper_function_name": "scraper_function",
     "dispatcher_function_name": "dispatcher_function",
+    "scrape_reconciler_function_name": "scrape_reconciler_function",
+    "email_reconciler_function_name": "email_reconciler_function",
+}
+
+# Pipeline outputs preferred, when a root has them, over the name of the same function above: an ARN
+# pins the function's account and region as well as its name.
+_PREFERRED_PIPELINE_OUTPUTS: Mapping[str, str] = {
+    "scrape_reconciler_function_arn": "scrape_reconciler_function",
+    "email_reconciler_function_arn": "email_reconciler_function",
 }
 
 # Top-level outputs of a root (the email module's) -> Targets field.
@@ -97,6 +117,28 @@ _ROOT_OUTPUTS: Mapping[str, str] = {
 }
 
 OutputReader = Callable[[str, Path | None], Mapping[str, Any]]
+
+# Targets fields no flag overrides: what the environment is, and where its outputs say it was applied.
+_NOT_FLAGS = frozenset({"env", "output_accounts"})
+
+_ARN_ACCOUNT = re.compile(r"^arn:[\w-]+:[\w-]+:[\w-]*:(\d{12}):")
+
+
+def accounts_in(value: Any) -> tuple[str, ...]:
+    """The account ids of every ARN among ``value`` (outputs, maps and lists of them), sorted."""
+    found: set[str] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            match = _ARN_ACCOUNT.match(item)
+            if match:
+                found.add(match.group(1))
+        elif isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return tuple(sorted(found))
 
 
 def _apply_hint(env: str) -> str:
@@ -139,10 +181,15 @@ def from_outputs(env: str, outputs: Mapping[str, Any]) -> Targets:
     for output, field in _PIPELINE_OUTPUTS.items():
         if values[field] is None and isinstance(outputs.get(output), str):
             values[field] = outputs[output]
+    for output, field in _PREFERRED_PIPELINE_OUTPUTS.items():
+        preferred = pipeline.get(output) or outputs.get(output)
+        if isinstance(preferred, str) and preferred:
+            values[field] = preferred
     for output, field in _ROOT_OUTPUTS.items():
         if isinstance(outputs.get(output), str):
             values[field] = outputs[output]
-    return Targets(env=env, **{k: str(v) for k, v in values.items() if v})
+    chosen = {k: str(v) for k, v in values.items() if v}
+    return Targets(env=env, output_accounts=accounts_in(dict(outputs)), **chosen)
 
 
 def resolve(
@@ -160,8 +207,8 @@ def resolve(
         except terraform_cli.TerraformError as exc:
             raise TargetError(f"{_first_error(str(exc))}: {_apply_hint(env)}") from exc
         base = from_outputs(env, outputs)
-    known = {f.name for f in fields(Targets)}
-    chosen = {name: value for name, value in overrides.items() if value and name in known}
+    known = {f.name for f in fields(Targets)} - _NOT_FLAGS
+    chosen: dict[str, Any] = {name: value for name, value in overrides.items() if value and name in known}
     unknown = sorted(name for name in overrides if name not in known)
     if unknown:
         raise ValueError(f"unknown target fields {unknown}")

@@ -1,4 +1,9 @@
-"""``outreach task``: show one task, and an operator's requeue of terminal or stuck tasks."""
+"""``outreach task``: show one task, and an operator's requeue of terminal or stuck tasks.
+
+An email task is requeued only from Failed or Cancelled with a reason that proves it was not sent
+(``task_store.requeue_refusal``, which the store's write enforces too): never Running (``--force``
+takes over scrape tasks only), never Finished, never ``delivery_unknown``.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from rich.console import Console
 
 from outreach import clients, clock, config, task_store
 from outreach.task_model import Status, Task
+from outreach_tools.cli.confirm import confirm_change
 from outreach_tools.cli.operator import operator_name
 from outreach_tools.cli.output import BadInput, PartlyDone, session, table
 
@@ -43,21 +49,32 @@ def show(ctx: click.Context, task_id: str) -> None:
     s.emit(row, lambda c: c.print(table(task_id, ["attribute", "value"], sorted(row.items()))))
 
 
-def _stuck_reason(task: Task) -> str | None:
-    """Why a task may not be requeued now; None when it may."""
+def _refusal(task: Task, *, force: bool) -> str | None:
+    """Why a task is not requeued; None when it is. The store's rules (an email that may have been
+    sent) come first: ``--force`` does not reach them."""
     if task.status is Status.PENDING:
         return "already Pending"
-    if task.status is Status.RUNNING and task.lease_is_live(clock.now()):
+    never = task_store.requeue_refusal(task)
+    if never is not None:
+        return never
+    if task.status is Status.RUNNING and task.lease_is_live(clock.now()) and not force:
         assert task.lease is not None
         return f"held by a live delivery until {task.lease.expires_at} (use --force to take it over)"
     return None
+
+
+def _listed(task_ids: list[str]) -> str:
+    shown = ", ".join(task_ids[:3]) + (f" and {len(task_ids) - 3} more" if len(task_ids) > 3 else "")
+    return f"{len(task_ids)} tasks ({shown})"
 
 
 @task.command("requeue")
 @click.argument("task_ids", nargs=-1, required=True)
 @click.option("--reason", required=True, help="Why (recorded on each task).")
 @click.option("--operator", help="Who (default: OUTREACH_OPERATOR or the AWS identity).")
-@click.option("--force", is_flag=True, help="Also take over Running tasks whose lease is still live.")
+@click.option(
+    "--force", is_flag=True, help="Also take over Running scrape tasks with a live lease (never email tasks)."
+)
 @click.option("--dry-run", is_flag=True, help="Show what would be requeued; change nothing.")
 @click.pass_context
 def requeue(
@@ -79,12 +96,11 @@ def requeue(
         if found is None:
             raise BadInput(f"no task {task_id!r} in {config.tasks_table()}")
         tasks.append(found)
-    refused = {
-        t.task_id: r for t in tasks if (r := _stuck_reason(t)) and not (force and t.status is Status.RUNNING)
-    }
+    refused = {t.task_id: r for t in tasks if (r := _refusal(t, force=force))}
     chosen = [t for t in tasks if t.task_id not in refused]
     done: list[str] = []
     if not dry_run and chosen:
+        confirm_change(s, f"requeue {_listed([t.task_id for t in chosen])}")
         who = operator_name(operator)
         for index, item in enumerate(chosen):
             try:

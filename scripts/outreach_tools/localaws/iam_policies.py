@@ -7,14 +7,32 @@ An explicit Deny wins over any Allow; no Allow means denied
 (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_evaluation-logic.html).
 Conservative where this evaluator is simpler than IAM: an Allow statement with a ``Condition`` or a
 ``NotAction``/``NotResource`` grants nothing, a Deny statement with a ``Condition`` always applies.
+
+Given a request context (``context``: condition key to its values), a ``Condition`` is evaluated as
+IAM does for the operators below, and any other operator still makes its statement conservative
+(https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements_condition.html):
+the operators of a block, the keys of an operator and the request values of a key must all match,
+any one of a key's policy values may (``StringEquals``/``StringLike`` case-sensitive, ``ArnEquals``/
+``ArnLike`` part by part, with an ``IfExists`` suffix a missing key matches); ``ForAllValues:`` needs
+every request value to match a policy value and is true for a missing key, ``ForAnyValue:`` needs one
+and is false for a missing key
+(https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_condition-single-vs-multi-valued-context-keys.html);
+``Null`` ``"true"`` matches a missing key, ``"false"`` a present one
+(https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements_condition_operators.html#Conditions_Null).
+Condition key names are matched case-insensitively. ``trust_allows`` evaluates a role's trust policy
+for a service principal the same way.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection, Mapping
 from functools import lru_cache
 from typing import Any
+
+# A request context: each condition key (any case) with its values; a missing key is absent.
+Context = Mapping[str, Collection[str]]
 
 
 @lru_cache(maxsize=512)
@@ -60,18 +78,116 @@ def _names(statement: dict[str, Any], action: str, resource: str) -> bool:
     return action_hit and resource_hit
 
 
-def documents_allow(documents: list[Any], action: str, resource: str) -> bool:
-    """Whether identity policy ``documents`` together allow ``action`` on ``resource``."""
+class UnsupportedCondition(ValueError):
+    """A condition operator this evaluator does not implement."""
+
+
+_MATCHERS = {
+    "StringEquals": lambda pattern, value: pattern == value,
+    "StringLike": lambda pattern, value: bool(_wildcard(pattern, False).match(value)),
+    "ArnEquals": lambda pattern, value: pattern == value,
+    "ArnLike": arn_like,
+}
+
+
+def _operator_matches(operator: str, policy_values: list[str], request: list[str] | None) -> bool:
+    """One operator on one key: ``request`` is the key's request values, None when it is missing."""
+    if operator == "Null":
+        if policy_values not in (["true"], ["false"]):
+            raise UnsupportedCondition(f"Null takes true or false, not {policy_values}")
+        return (request is None or not request) == (policy_values == ["true"])
+    qualifier, _, base = operator.rpartition(":")
+    if_exists = base.endswith("IfExists")
+    base = base.removesuffix("IfExists")
+    match = _MATCHERS.get(base)
+    if match is None or qualifier not in ("", "ForAllValues", "ForAnyValue"):
+        raise UnsupportedCondition(f"condition operator {operator} is not evaluated here")
+
+    def hit(value: str) -> bool:
+        return any(match(pattern, value) for pattern in policy_values)
+
+    if qualifier == "ForAllValues":
+        return all(hit(value) for value in request or [])
+    if qualifier == "ForAnyValue":
+        return any(hit(value) for value in request or [])
+    if not request:
+        return if_exists
+    return any(hit(value) for value in request)
+
+
+def conditions_match(condition: Mapping[str, Any], context: Context) -> bool:
+    """Whether a statement's ``Condition`` block holds for a request with ``context``.
+
+    Raises ``UnsupportedCondition`` for an operator it does not evaluate.
+    """
+    keys = {key.lower(): [str(v) for v in values] for key, values in context.items()}
+    for operator, entries in condition.items():
+        for key, values in entries.items():
+            if not _operator_matches(operator, _values(values), keys.get(key.lower())):
+                return False
+    return True
+
+
+def _applies(statement: dict[str, Any], context: Context | None) -> bool | None:
+    """Whether the statement's condition holds: True or False, None when it cannot be evaluated."""
+    if "Condition" not in statement:
+        return True
+    if context is None:
+        return None
+    try:
+        return conditions_match(statement["Condition"], context)
+    except UnsupportedCondition:
+        return None
+
+
+def documents_allow(
+    documents: list[Any], action: str, resource: str, context: Context | None = None
+) -> bool:
+    """Whether identity policy ``documents`` together allow ``action`` on ``resource``.
+
+    Without ``context`` a conditional Allow grants nothing and a conditional Deny applies; with one,
+    conditions are evaluated (see the module docstring), and one this evaluator cannot evaluate is
+    treated the same conservative way.
+    """
     allowed = False
     for document in documents:
         for statement in _statements(document):
             if not _names(statement, action, resource):
                 continue
-            if statement.get("Effect") == "Deny":
+            applies = _applies(statement, context)
+            if statement.get("Effect") == "Deny" and applies is not False:
                 return False
-            plain = "Condition" not in statement and "Action" in statement and "Resource" in statement
-            if statement.get("Effect") == "Allow" and plain:
+            plain = "Action" in statement and "Resource" in statement
+            if statement.get("Effect") == "Allow" and plain and applies:
                 allowed = True
+    return allowed
+
+
+def _principal_services(statement: dict[str, Any]) -> list[str]:
+    principal = statement.get("Principal")
+    if principal == "*":
+        return ["*"]
+    if isinstance(principal, dict):
+        return _values(principal.get("Service"))
+    return []
+
+
+def trust_allows(document: Any, service: str, context: Context, action: str = "sts:AssumeRole") -> bool:
+    """Whether a role's trust policy lets the service principal ``service`` assume it with ``context``
+    (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements_principal.html#principal-services)."""
+    allowed = False
+    for statement in _statements(document):
+        actions = _values(statement.get("Action"))
+        if not any(_wildcard(a, True).match(action) for a in actions):
+            continue
+        services = _principal_services(statement)
+        if "*" not in services and service not in services:
+            continue
+        applies = _applies(statement, context)
+        if statement.get("Effect") == "Deny" and applies is not False:
+            return False
+        if statement.get("Effect") == "Allow" and applies:
+            allowed = True
     return allowed
 
 

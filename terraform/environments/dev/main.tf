@@ -38,11 +38,15 @@ module "pipeline" {
     email_worker      = "${local.package_dir}/email_worker.zip"
     email_reconciler  = "${local.package_dir}/email_reconciler.zip"
   }
-  email              = { sender_identity = var.email_sender_identity }
+  email = {
+    sender_identity        = var.email_sender_identity
+    create_sender_identity = var.email_create_sender_identity
+    max_send_rate          = var.email_max_send_rate
+  }
   alarm_topic_arn    = local.alarm_topic_arn
   log_retention_days = var.log_retention_days
 
-  # dev's results are throwaway: they expire instead of piling up.
+  # dev's results are throwaway: they expire sooner than prod's (terraform.tfvars).
   results_expiration_days = var.results_expiration_days
 
   scraper        = { reserved_concurrency = var.scraper_concurrency }

@@ -13,6 +13,16 @@ output "email_sender_identity" {
   value       = module.pipeline.email_sender_identity
 }
 
+output "email_dkim_records" {
+  description = "Easy DKIM CNAME records to publish for the SES identity ({name, type, value}); null when this root does not own the identity."
+  value       = module.pipeline.email_dkim_records
+}
+
+output "email_max_send_rate" {
+  description = "Emails per second the email stage is sized for (make preflight compares it with SES's MaxSendRate)."
+  value       = module.pipeline.email_max_send_rate
+}
+
 output "email_configuration_set" {
   description = "SES configuration set campaign emails are sent with."
   value       = module.pipeline.email_configuration_set

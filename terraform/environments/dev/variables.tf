@@ -49,12 +49,24 @@ variable "log_retention_days" {
 }
 
 variable "results_expiration_days" {
-  description = "Days dev keeps scrape results."
+  description = "Days dev keeps scrape results (terraform.tfvars: 30); null takes the scrape-pipeline module's default."
   type        = number
-  default     = 30
+  default     = null
 }
 
 variable "email_sender_identity" {
   description = "SES identity (domain or address) campaign emails are sent from; verify it in SES (DNS records or the address's inbox) after the first apply. Set it in an uncommitted *.auto.tfvars."
   type        = string
+}
+
+variable "email_create_sender_identity" {
+  description = "Whether this root creates (and on destroy deletes) the SES identity email_sender_identity; false where another root of the same account and region owns it, e.g. dev beside prod (docs/deploying.md). null: modules/email's default, true."
+  type        = bool
+  default     = null
+}
+
+variable "email_max_send_rate" {
+  description = "Emails per second the email stage is sized for, at most the account's SES MaxSendRate (aws sesv2 get-account); the email worker reserves ceil of it. null: modules/email's default (14)."
+  type        = number
+  default     = null
 }

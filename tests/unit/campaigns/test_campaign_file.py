@@ -103,3 +103,25 @@ def test_unreadable_yaml_is_a_campaign_file_error(tmp_path: Path) -> None:
     path.write_text("steps: [unclosed\n")
     with pytest.raises(CampaignFileError, match="not valid yaml"):
         load_campaign(path)
+
+
+@pytest.mark.parametrize(
+    ("suffix", "nested"),
+    [(".json", "[" * 100_000 + "]" * 100_000), (".yaml", "a: " + "[" * 100_000 + "]" * 100_000)],
+)
+def test_a_campaign_file_nested_100000_levels_deep_is_a_clear_error(
+    tmp_path: Path, suffix: str, nested: str
+) -> None:
+    path = tmp_path / f"deep{suffix}"
+    path.write_text(nested)
+    with pytest.raises(CampaignFileError) as caught:
+        load_campaign(path)
+    assert f"{path}: not a campaign: its {suffix[1:]} is nested too deeply to read" in str(caught.value)
+
+
+def test_a_campaign_file_over_4_mib_is_refused_before_it_is_parsed(tmp_path: Path) -> None:
+    path = tmp_path / "big.yaml"
+    path.write_text(EXAMPLE.read_text() + "# " + "x" * (4 * 1024 * 1024) + "\n")
+    with pytest.raises(CampaignFileError) as caught:
+        load_campaign(path)
+    assert str(caught.value) == f"{path}: larger than 4 MiB, the most a campaign file may have"

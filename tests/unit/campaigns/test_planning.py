@@ -6,10 +6,12 @@ from collections import Counter
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from outreach import task_store
+from outreach_tools.campaigns import message_caps
 from outreach_tools.campaigns.campaign_file import WEEKDAYS, Campaign, parse_campaign
 from outreach_tools.campaigns.planning import CampaignPlan, plan_campaign
 from outreach_tools.campaigns.recipients import Recipient
@@ -179,7 +181,17 @@ def test_window_opens_twice_in_a_repeated_hour() -> None:
     )
 
 
-def test_a_recipient_whose_task_row_would_be_over_the_item_limit_gets_no_email_and_is_named() -> None:
+def _without_message_caps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The message caps (``message_caps``) keep every message under the row limit; lifted here so that
+    the row's own check, the backstop behind them, is what refuses."""
+    monkeypatch.setattr(message_caps, "TEXT_BYTES", 1024 * 1024)
+    monkeypatch.setattr(message_caps, "MESSAGE_BYTES", 1024 * 1024)
+
+
+def test_a_recipient_whose_task_row_would_be_over_the_item_limit_gets_no_email_and_is_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _without_message_caps(monkeypatch)
     steps = [
         {"subject": "Hi {{ company }}", "text": "t"},
         {"after_days": 3, "subject": "s", "text": "{{ notes }}"},
@@ -202,7 +214,8 @@ def test_a_recipient_whose_task_row_would_be_over_the_item_limit_gets_no_email_a
     )
 
 
-def test_a_task_row_is_measured_as_the_task_store_writes_it() -> None:
+def test_a_task_row_is_measured_as_the_task_store_writes_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    _without_message_caps(monkeypatch)
     start = datetime(2027, 3, 1, 8, 0, tzinfo=UTC)
 
     def plan_with_text(text: str) -> CampaignPlan:

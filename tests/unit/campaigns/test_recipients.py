@@ -124,3 +124,39 @@ def test_scraped_sites_give_company_website_and_their_first_address() -> None:
     assert [(r.row, r.source, r.reason) for r in recipients.rejected] == [
         (2, "scrape#j#2", "no e-mail address")
     ]
+
+
+@pytest.mark.parametrize(
+    ("header", "named"),
+    [
+        ("email,company,EMAIL", "columns 1 ('email') and 3 ('EMAIL') are both the placeholder 'email'"),
+        (
+            "email,Company,company ",
+            "columns 2 ('Company') and 3 ('company ') are both the placeholder 'company'",
+        ),
+        (
+            "email,First Name,first_name",
+            "columns 2 ('First Name') and 3 ('first_name') are both the placeholder",
+        ),
+    ],
+)
+def test_two_columns_that_become_one_placeholder_refuse_the_header_naming_both(
+    tmp_path: Path, header: str, named: str
+) -> None:
+    path = _csv(tmp_path, f"{header}\nfirst@acme.example,Acme,second@evil.example\n")
+    with pytest.raises(RecipientsFileError, match="rename or remove one") as caught:
+        read_recipients_csv(path)
+    assert named in str(caught.value)
+
+
+def test_a_line_over_256_ki_characters_refuses_the_file_naming_the_line(tmp_path: Path) -> None:
+    path = _csv(tmp_path, "email,notes\na@acme.example,short\nb@acme.example," + "n" * 2_000_000 + "\n")
+    with pytest.raises(RecipientsFileError) as caught:
+        read_recipients_csv(path)
+    assert str(caught.value) == f"{path}: line 3 is longer than 262,144 characters, the most a line may have"
+
+
+def test_a_rejected_address_is_echoed_cut_to_200_characters_with_its_length(tmp_path: Path) -> None:
+    path = _csv(tmp_path, "email\n" + "x" * 100_000 + "@acme.example\n")
+    [rejected] = read_recipients_csv(path).rejected
+    assert rejected.value == "x" * 200 + "… (100,013 characters)"

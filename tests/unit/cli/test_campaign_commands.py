@@ -18,6 +18,7 @@ from outreach import clock, email_worker, task_store
 from outreach.email_task import email_schedule_name, email_task_id
 from outreach.results import store_result
 from outreach.task_model import Status
+from outreach_tools.campaigns import message_caps
 from outreach_tools.cli import campaigns
 from outreach_tools.cli.targets import resolve
 from outreach_tools.localaws.ses_account import report_ses_account, set_ses_account
@@ -481,8 +482,12 @@ def test_a_campaign_of_60_kb_messages_to_200_recipients_schedules_without_a_tran
 
 
 def test_a_recipient_whose_task_row_is_over_400_kb_is_refused_at_dry_run_naming_the_row(
-    run: Run, resources: Resources, tmp_path: Path
+    run: Run, resources: Resources, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The message caps keep every message under the row limit (next test); lifted here so that the
+    # row's own check, the backstop behind them, is what refuses.
+    monkeypatch.setattr(message_caps, "TEXT_BYTES", 1024 * 1024)
+    monkeypatch.setattr(message_caps, "MESSAGE_BYTES", 1024 * 1024)
     notes = "{{ notes }}" * 5
     steps = [
         {"subject": "About {{ company }}", "text": "Hi"},
@@ -506,6 +511,49 @@ def test_a_recipient_whose_task_row_is_over_400_kb_is_refused_at_dry_run_naming_
         "sending adds)"
     )
     assert "1 rows cannot be scheduled" in result.stderr
+
+
+def test_a_recipient_whose_text_is_over_128_kib_is_refused_at_dry_run_naming_the_row_and_field(
+    run: Run, resources: Resources, tmp_path: Path
+) -> None:
+    steps = [
+        {"subject": "About {{ company }}", "text": "Hi"},
+        {"after_days": 4, "subject": "Re", "text": "{{ notes }}" * 5},
+    ]
+    campaign = _campaign(tmp_path, steps=steps)
+    recipients = _csv(
+        tmp_path, f"email,company,notes\nok@acme.example,Acme,short\nbig@acme.example,Big,{'n' * 90_000}\n"
+    )
+    result = _schedule(run, [], "--dry-run", campaign=campaign, recipients=recipients)
+    assert result.exit_code == 2, result.output
+    [rejected] = json.loads(result.stdout)["rejected"]
+    assert (rejected["row"], rejected["value"], rejected["reason"]) == (
+        3,
+        "big@acme.example",
+        "steps.1.text: the output passed 131,072 characters, the most this field may have",
+    )
+
+
+def test_a_recipients_line_over_256_ki_characters_is_refused_naming_it(
+    run: Run, resources: Resources, tmp_path: Path
+) -> None:
+    recipients = _csv(
+        tmp_path, "email,company\nok@acme.example,Acme\nbig@acme.example," + "n" * 2_000_000 + "\n"
+    )
+    result = _schedule(run, [], "--dry-run", recipients=recipients)
+    assert result.exit_code == 2, result.output
+    assert (
+        f"{recipients}: line 3 is longer than 262,144 characters, the most a line may have" in result.stderr
+    )
+
+
+def test_a_recipients_header_with_two_columns_for_one_placeholder_is_refused_naming_both(
+    run: Run, resources: Resources, tmp_path: Path
+) -> None:
+    recipients = _csv(tmp_path, "email,company,EMAIL\nfirst@acme.example,Acme,second@evil.example\n")
+    result = _schedule(run, [], "--dry-run", recipients=recipients)
+    assert result.exit_code == 2, result.output
+    assert "columns 1 ('email') and 3 ('EMAIL') are both the placeholder 'email'" in result.stderr
 
 
 def test_a_plan_above_the_accounts_sending_rate_is_refused_with_the_numbers(

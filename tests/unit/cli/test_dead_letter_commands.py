@@ -171,10 +171,10 @@ def test_pipe_replay_redispatches_the_pending_tasks_of_the_dead_lettered_batch(
     )
     flags = ["--pipe-dlq-url", pipe_dlq]
     before = aws_state(resources, queues=[pipe_dlq])
-    dry = as_json(run("--json", "dlq", "replay", "pipe", "--dry-run", extra=flags))
+    dry = as_json(run("--json", "dlq", "replay", "pipe", "--job", "jd", "--dry-run", extra=flags))
     assert sorted(dry["would_replay"][0]["to_send"]) == sorted(IDS[:2])
     assert aws_state(resources, queues=[pipe_dlq]) == before
-    report = as_json(run("--json", "dlq", "replay", "pipe", extra=flags))
+    report = as_json(run("--json", "dlq", "replay", "pipe", "--job", "jd", extra=flags))
     assert sorted(report["replayed"][0]["sent"]) == sorted(IDS[:2])
     assert _bodies(resources.queue_url) == sorted(json.dumps({"task_id": t}) for t in IDS[:2])
     assert receive_all(pipe_dlq) == []
@@ -195,7 +195,7 @@ def test_a_pipe_replay_that_fails_halfway_says_what_it_did_and_leaves_the_rest_i
         ids[name] = _sqs().send_message(QueueUrl=pipe_dlq, MessageBody=json.dumps(record))["MessageId"]
     _sqs().delete_queue(QueueUrl=resources.queue_url)
     # WHEN the pipe DLQ is replayed
-    result = run("dlq", "replay", "pipe", extra=["--pipe-dlq-url", pipe_dlq])
+    result = run("dlq", "replay", "pipe", "--job", "jd", extra=["--pipe-dlq-url", pipe_dlq])
     # THEN it fails (exit 1) naming what was done and what was not, and exactly the undone stay queued
     assert result.exit_code == 1
     done_line = next(line for line in result.stderr.splitlines() if line.startswith("done: "))
@@ -255,20 +255,27 @@ def test_reconciler_replay_reinvokes_the_named_function_and_leaves_what_failed_i
     dead_letter(arn, 2)
     dead_letter(None, 3)
     dead_letter("arn:aws:sqs:eu-central-1:123456789012:not-a-function", 4)
-    base = [*target_flags(lambda_resources), "--reconciler-dlq-url", dlq, "--json"]
+    base = [
+        *target_flags(lambda_resources),
+        *("--reconciler-dlq-url", dlq, "--scrape-reconciler-function", arn, "--json"),
+    ]
     before = aws_state(lambda_resources, queues=[dlq])
     dry = CliRunner().invoke(cli, [*base, "dlq", "replay", "reconciler", "--dry-run"])
-    assert dry.exit_code == 1  # two messages cannot be replayed, which a dry run already says
+    assert dry.exit_code == 2  # a target that is not a function is refused, which a dry run already says
     assert sorted(r["function"] for r in json.loads(dry.stdout)["would_replay"]) == [arn, arn]
     assert aws_state(lambda_resources, queues=[dlq]) == before
     # WHEN the DLQ is replayed
     result = CliRunner().invoke(cli, [*base, "dlq", "replay", "reconciler"])
-    # THEN the two events were handed to the function again and deleted; the other two stay (exit 1)
-    assert result.exit_code == 1
+    # THEN the two events were handed to the function again and deleted; the other two stay: one
+    # without a target (it failed), one whose target is not a function (refused, exit 2)
+    assert result.exit_code == 2
     report = json.loads(result.stdout)
     assert [(r["function"], r["status_code"]) for r in report["replayed"]] == [(arn, 200), (arn, 200)]
-    assert len(report["failed"]) == 2
-    assert "they stay in the queue" in result.stderr
+    assert len(report["failed"]) == 1
+    assert [r["subject"] for r in report["refused"]] == [
+        "arn:aws:sqs:eu-central-1:123456789012:not-a-function"
+    ]
+    assert "left in the queue" in result.stderr
     assert sorted(json.loads(m["Body"])["id"] for m in receive_all(dlq)) == ["event-3", "event-4"]
 
 
@@ -296,15 +303,118 @@ def test_reconciler_replay_reruns_a_run_whose_lambda_retries_ran_out_from_its_on
         "responsePayload": {"errorType": "ClientError", "errorMessage": "throttled"},
     }
     _sqs().send_message(QueueUrl=dlq, MessageBody=json.dumps(record))
-    base = [*target_flags(lambda_resources), "--reconciler-dlq-url", dlq, "--json"]
+    base = [
+        *target_flags(lambda_resources),
+        *("--reconciler-dlq-url", dlq, "--scrape-reconciler-function", "outreach-test-reconciler", "--json"),
+    ]
     # WHEN the reconciler DLQ is replayed
     result = CliRunner().invoke(cli, [*base, "dlq", "replay", "reconciler"])
-    # THEN the function named in the record ran again with the original event, and the record is gone
+    # THEN the function named in the record (the environment's reconciler, known by its name) ran
+    # again with the original event, and the record is gone
     assert result.exit_code == 0, result.output
     [replayed] = json.loads(result.stdout)["replayed"]
     assert (replayed["function"], replayed["error"], replayed["status_code"]) == (
-        arn,
+        "outreach-test-reconciler",
         "RetriesExhausted",
         200,
     )
     assert receive_all(dlq) == []
+
+
+def _pipe_dead_letter(pipe_dlq: str, arrival: str, records: list[dict[str, Any]]) -> str:
+    """A pipe's dead letter as the embedded AWS writes it: the batch's shard, sequences and arrival."""
+    record = _failure_record(records, arrival)
+    del record["payload"]
+    body = json.dumps({"context": {"condition": "RetryAttemptsExhausted"}, **record})
+    return str(_sqs().send_message(QueueUrl=pipe_dlq, MessageBody=body)["MessageId"])
+
+
+OTHER_IDS = [scrape_task_id("other", normalise_url(u)) for u in URLS[:2]]
+
+
+def test_a_pipe_dead_letter_names_no_job_so_its_replay_requires_job_and_sends_nothing(
+    run: Run, resources: Resources
+) -> None:
+    # GIVEN a dead-lettered batch of job jd, and job other's Pending tasks written in the same second
+    arrival = clock.iso(int(clock.now()))
+    task_store.create_scrape_job("jd", URLS[:2])
+    task_store.create_scrape_job("other", URLS[:2])
+    pipe_dlq = _queue("outreach-test-dispatch-dlq")
+    message_id = _pipe_dead_letter(pipe_dlq, arrival, [_insert(IDS[0], "100"), _insert(IDS[1], "101")])
+    before = aws_state(resources, queues=[pipe_dlq])
+    # WHEN it is replayed without --job
+    result = run("--json", "dlq", "replay", "pipe", extra=["--pipe-dlq-url", pipe_dlq])
+    # THEN it is refused (exit 2) saying to pass --job; nothing was sent, the dead letter stays
+    assert result.exit_code == 2, result.output
+    assert "pass --job" in result.stderr
+    assert json.loads(result.stdout)["refused"][0]["message_id"] == message_id
+    assert aws_state(resources, queues=[pipe_dlq]) == before
+    assert receive_all(resources.queue_url) == []
+
+
+def test_a_pipe_replay_sends_only_the_pending_tasks_of_the_jobs_it_names(
+    run: Run, resources: Resources
+) -> None:
+    # GIVEN job jd's dead-lettered batch and job other's Pending tasks in the same window
+    arrival = clock.iso(int(clock.now()))
+    task_store.create_scrape_job("jd", URLS[:2])
+    task_store.create_scrape_job("other", URLS[:2])
+    pipe_dlq = _queue("outreach-test-dispatch-dlq")
+    _pipe_dead_letter(pipe_dlq, arrival, [_insert(IDS[0], "100"), _insert(IDS[1], "101")])
+    # WHEN the operator replays it for job jd
+    report = as_json(
+        run("--json", "dlq", "replay", "pipe", "--job", "jd", extra=["--pipe-dlq-url", pipe_dlq])
+    )
+    # THEN only jd's Pending tasks were sent; other's were not touched
+    [replayed] = report["replayed"]
+    assert (sorted(replayed["sent"]), replayed["jobs"]) == (sorted(IDS[:2]), ["jd"])
+    assert _bodies(resources.queue_url) == sorted(json.dumps({"task_id": t}) for t in IDS[:2])
+    assert not set(OTHER_IDS) & set(replayed["sent"])
+
+
+def test_a_reconciler_replay_invokes_only_this_environments_reconcilers_and_refuses_any_other_target(
+    lambda_resources: Resources,
+) -> None:
+    from click.testing import CliRunner
+
+    from outreach_tools.cli.app import cli
+    from tests.unit.cli.conftest import target_flags
+
+    # GIVEN a reconciler DLQ whose dead letters name this environment's reconciler, its email worker,
+    # another environment's reconciler and a function in another account (all but the last exist)
+    own = _function("outreach-test-scrape-reconciler")
+    worker = _function("outreach-test-email-worker")
+    other_env = _function("outreach-prod-scrape-reconciler")
+    other_account = "arn:aws:lambda:eu-central-1:999999999999:function:outreach-test-scrape-reconciler"
+    dlq = _queue("outreach-test-reconciler-dlq")
+    for n, target in enumerate((own, worker, other_env, other_account)):
+        _sqs().send_message(
+            QueueUrl=dlq,
+            MessageBody=json.dumps({"id": f"event-{n}"}),
+            MessageAttributes={"TARGET_ARN": {"DataType": "String", "StringValue": target}},
+        )
+    # the environment knows its reconciler by name, as the root's outputs give it
+    base = [
+        *target_flags(lambda_resources),
+        *("--reconciler-dlq-url", dlq, "--scrape-reconciler-function", "outreach-test-scrape-reconciler"),
+        "--json",
+    ]
+    # WHEN the DLQ is replayed
+    result = CliRunner().invoke(cli, [*base, "dlq", "replay", "reconciler"])
+    # THEN only the environment's reconciler ran; the other three are refused (exit 2), named, and stay
+    assert result.exit_code == 2, result.output
+    report = json.loads(result.stdout)
+    assert [(r["function"], r["status_code"]) for r in report["replayed"]] == [
+        ("outreach-test-scrape-reconciler", 200)
+    ]
+    assert sorted(r["subject"] for r in report["refused"]) == sorted([worker, other_env, other_account])
+    assert worker in result.stderr
+    assert sorted(json.loads(m["Body"])["id"] for m in receive_all(dlq)) == ["event-1", "event-2", "event-3"]
+    # AND --function naming anything else is refused before any message is read
+    forced = CliRunner().invoke(cli, [*base, "dlq", "replay", "reconciler", "--function", worker])
+    assert forced.exit_code == 2
+    assert f"--function {worker}" in forced.stderr
+    depth = _sqs().get_queue_attributes(QueueUrl=dlq, AttributeNames=["All"])["Attributes"]
+    assert (
+        int(depth["ApproximateNumberOfMessages"]) + int(depth["ApproximateNumberOfMessagesNotVisible"]) == 3
+    )

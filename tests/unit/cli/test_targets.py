@@ -82,3 +82,22 @@ def test_a_state_file_applied_elsewhere_gives_the_names_its_outputs_recorded(tmp
     assert (targets.tasks_table, targets.results_bucket) == ("dev-tasks", "dev-results")
     with pytest.raises(TargetError, match="make local"):
         resolve("local", {}, state=tmp_path / "missing.tfstate")
+
+
+def test_the_reconcilers_a_replay_may_invoke_come_from_the_pipeline_outputs() -> None:
+    # the names the roots' pipeline output has today; an ARN output, once a root has it, wins
+    pipeline = {
+        **PIPELINE,
+        "tasks_table_arn": "arn:aws:dynamodb:eu-central-1:111122223333:table/dev-tasks",
+        "scrape_reconciler_function_name": "outreach-dev-scrape-reconciler",
+        "email_reconciler_function_name": "outreach-dev-email-reconciler",
+    }
+    targets = resolve("dev", {}, read_outputs=_outputs(pipeline))
+    assert (targets.scrape_reconciler_function, targets.email_reconciler_function) == (
+        "outreach-dev-scrape-reconciler",
+        "outreach-dev-email-reconciler",
+    )
+    assert targets.output_accounts == ("111122223333",)
+    arn = "arn:aws:lambda:eu-central-1:111122223333:function:outreach-dev-scrape-reconciler"
+    with_arn = resolve("dev", {}, read_outputs=_outputs({**pipeline, "scrape_reconciler_function_arn": arn}))
+    assert with_arn.scrape_reconciler_function == arn

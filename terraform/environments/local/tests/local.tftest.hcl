@@ -50,3 +50,21 @@ run "local_sends_email_as_a_reserved_test_domain" {
     error_message = "The local root sends as outreach.test from the outreach-local-email schedule group."
   }
 }
+
+run "local_sizes_the_email_worker_as_prod_does" {
+  command = plan
+
+  assert {
+    condition     = output.email_max_send_rate == 14 && module.pipeline.email_worker_settings.reserved_concurrent_executions == 14 && output.email_dkim_records != null
+    error_message = "The local email worker reserves ceil(14), and the local root owns its identity, as prod does."
+  }
+}
+
+run "local_scrape_results_expire_as_prods_do" {
+  command = plan
+
+  assert {
+    condition     = module.pipeline.results_expiration_days == 90
+    error_message = "The local root keeps scrape results 90 days, prod's retention."
+  }
+}

@@ -82,3 +82,38 @@ run "prod_reconciles_scrape_tasks_every_5_minutes_after_the_derived_thresholds" 
     error_message = "Pending: maximum record age + dispatcher timeout; Running: visibility + scraper timeout + lease margin."
   }
 }
+
+run "prod_owns_its_ses_identity_and_sizes_email_for_the_modules_default_send_rate" {
+  command = plan
+
+  assert {
+    condition = (
+      output.email_dkim_records != null &&
+      output.email_max_send_rate == 14 &&
+      module.pipeline.email_worker_settings.reserved_concurrent_executions == 14
+    )
+    error_message = "prod creates the identity (and reports its DKIM records) and sizes the email worker for 14 emails per second."
+  }
+}
+
+run "prod_scrape_results_expire_after_90_days" {
+  command = plan
+
+  assert {
+    condition     = var.results_expiration_days == 90 && module.pipeline.results_expiration_days == 90
+    error_message = "prod keeps scrape results (contact data) 90 days, set in its terraform.tfvars, not forever."
+  }
+}
+
+run "prod_without_a_results_retention_takes_the_modules_default" {
+  command = plan
+
+  variables {
+    results_expiration_days = null
+  }
+
+  assert {
+    condition     = module.pipeline.results_expiration_days == 90
+    error_message = "A root that leaves the retention unset gets scrape-pipeline's 90 days, not keep forever."
+  }
+}
