@@ -3,44 +3,22 @@ never early, never twice after an answer from SES was lost, one malformed row ha
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import boto3
 import pytest
 from botocore.exceptions import EndpointConnectionError, ReadTimeoutError
 
-from outreach import clients, clock, config, email_schedules, email_worker, task_store
+from outreach import clients, config, email_schedules, email_worker, task_store
 from outreach.errors import SendOutcomeUnknownError, UnreadableMessageError
-from outreach.task_model import Status, Task
+from outreach.task_model import Status
 from outreach_tools.localaws.ses_v2 import sent_emails
-from tests.support.aws import REGION, Resources
-from tests.support.email import CONFIGURATION_SET, FIRST_SEND, create_ses_resources, planned
-from tests.support.lambda_context import FakeContext
+from tests.support.aws import REGION
+from tests.support.email import FIRST_SEND, planned
+from tests.unit.email_worker_support import invoke, stored_task
 
-
-@pytest.fixture
-def ses(resources: Resources, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[float]]:
-    """SES ready to send, and the clock at the first step's send time."""
-    create_ses_resources()
-    monkeypatch.setenv("EMAIL_CONFIGURATION_SET", CONFIGURATION_SET)
-    now = [FIRST_SEND.timestamp()]
-    clock.set_time_source(lambda: now[0])
-    yield now
-    clock.set_time_source(None)
-
-
-def _invoke(task_id: str, request_id: str = "request-1") -> dict[str, str]:
-    result: dict[str, str] = email_worker.lambda_handler(
-        {"task_id": task_id}, FakeContext(aws_request_id=request_id)
-    )
-    return result
-
-
-def _task(task_id: str) -> Task:
-    task = task_store.get_task(task_id)
-    assert task is not None
-    return task
+_invoke = invoke
+_task = stored_task
 
 
 def _rewrite(task_id: str, expression: str, values: dict[str, Any]) -> None:
