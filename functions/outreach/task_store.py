@@ -161,6 +161,9 @@ def load_task(task_id: str, kind: Kind) -> Task:
     An email task must carry its rendered message. A throttled or failed read raises the SDK's error,
     for the retry machinery.
     """
+    if not task_id.startswith(f"{kind.value}#"):
+        # Never read: each role may read only its own kind's rows (dynamodb:LeadingKeys).
+        raise UnreadableMessageError(_NOT_OF_KIND[kind])
     try:
         task = get_task(task_id)
     except ValueError as exc:

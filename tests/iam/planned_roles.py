@@ -79,6 +79,17 @@ class Plan:
     def table_arn(self, name: str) -> str:
         return self._one("aws_dynamodb_table", "name", name, "arn")
 
+    def table_partition_key(self, name: str) -> str:
+        """The table's partition key attribute: the one ``dynamodb:LeadingKeys`` is evaluated on."""
+        return self._one("aws_dynamodb_table", "name", name, "hash_key")
+
+    def trust_policy(self, role_arn: str) -> dict[str, Any]:
+        """The planned trust policy (``assume_role_policy``) of the role ``role_arn``."""
+        return dict(json.loads(self._one("aws_iam_role", "arn", role_arn, "assume_role_policy")))
+
+    def schedule_group_arn(self, group: str) -> str:
+        return self._one(SCHEDULE_GROUP, "name", group, "arn")
+
     def queue_arn(self, url: str) -> str:
         return self._one("aws_sqs_queue", "url", url, "arn")
 

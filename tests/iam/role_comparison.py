@@ -5,21 +5,55 @@
 - too wide: a wildcard action, ``*`` as resource for an action that has a resource type, or a
   resource pattern that is not confined to one planned resource (its fixed part must be a planned
   ARN, or a planned ARN followed by ``/`` or ``:``: an index, a key prefix, a log stream), or whose
-  wildcard covers a path segment every resource it serves shares (``bucket/*`` for ``results/`` keys).
+  wildcard covers a path segment every resource it serves shares (``bucket/*`` for ``results/`` keys);
+- conditions: a grant that lacks a condition its action must carry, or a condition value that is
+  wider than the planned resources or than what the needs use (``ConditionFinding``):
+  - every DynamoDB item action on a table (``ITEM_ACTIONS``) needs ``ForAllValues:StringLike`` (or
+    ``StringEquals``) on ``dynamodb:LeadingKeys`` and ``Null`` ``false`` on it: ``ForAllValues`` is true
+    for a request without the key, the ``Null`` test refuses such a request
+    (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html,
+    https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_condition-single-vs-multi-valued-context-keys.html).
+    Each key pattern must be used by a need the grant serves (else it is unused), and stay inside
+    one key kind: every key it serves has the same first ``#`` segment, which its fixed part starts
+    with (``scrape#*``, ``job#*#?``; not ``*`` nor ``*#*``);
+  - ``ses:SendEmail`` needs ``ses:FromAddress`` (``StringEquals``/``StringLike``) whose every value is a
+    planned identity's: the address of an address identity, ``*@<domain>`` or ``*@*.<domain>`` of a
+    domain identity (https://docs.aws.amazon.com/ses/latest/dg/control-user-access.html);
+  - ``iam:PassRole`` needs ``iam:PassedToService`` naming service principals, no wildcard
+    (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_iam-condition-keys.html#ck_PassedToService).
 
 Policy evaluation is the emulator's (``outreach_tools.localaws.iam_policies``), which follows IAM's
-wildcards and its explicit-deny rule.
+wildcards, its explicit-deny rule and, with each need's request context, the conditions.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from outreach_tools.localaws.iam_policies import documents_allow
 from tests.iam.needs import Need
+from tests.iam.operation_actions import FROM_ADDRESS, LEADING_KEYS, PASSED_TO_SERVICE
 from tests.iam.platform_actions import NO_RESOURCE_TYPE_ACTIONS
+
+# DynamoDB actions that read or write items of a table by key (or its partition, for Query).
+ITEM_ACTIONS = frozenset(
+    {
+        "dynamodb:GetItem",
+        "dynamodb:BatchGetItem",
+        "dynamodb:Query",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:DeleteItem",
+        "dynamodb:BatchWriteItem",
+        "dynamodb:ConditionCheckItem",
+    }
+)
+_SET_OPERATORS = ("ForAllValues:StringLike", "ForAllValues:StringEquals")
+_TABLE = re.compile(r"^arn:[^:]+:dynamodb:[^:]*:[^:]*:table/[^/]+$")
 
 
 @dataclass(frozen=True, order=True)
@@ -27,9 +61,43 @@ class Grant:
     sid: str
     action: str
     resource: str
+    condition: str = field(default="", compare=False)  # the statement's Condition, as JSON
 
     def __str__(self) -> str:
         return f"{self.sid}: {self.action} on {self.resource}"
+
+    def conditions(self) -> dict[str, dict[str, list[str]]]:
+        """The statement's Condition with lists of values; keys lower-cased (IAM ignores their case)."""
+        parsed = json.loads(self.condition) if self.condition else {}
+        return {
+            operator: {key.lower(): _list(values) for key, values in entries.items()}
+            for operator, entries in parsed.items()
+        }
+
+    def values_of(self, key: str, operators: Iterable[str]) -> list[str] | None:
+        """The values of ``key`` under the first of ``operators`` the condition has, or None."""
+        conditions = self.conditions()
+        for operator in operators:
+            if key.lower() in conditions.get(operator, {}):
+                return conditions[operator][key.lower()]
+        return None
+
+
+@dataclass(frozen=True, order=True)
+class ConditionFinding:
+    """A grant without a condition its action needs (``value`` empty), or one condition value too wide
+    or unused."""
+
+    sid: str
+    action: str
+    resource: str
+    key: str
+    value: str
+    why: str
+
+    def __str__(self) -> str:
+        what = f"{self.key} {self.value!r}" if self.value else self.key
+        return f"{self.sid}: {self.action} on {self.resource}: {what}: {self.why}"
 
 
 @dataclass(frozen=True)
@@ -37,15 +105,17 @@ class Comparison:
     missing: list[Need] = field(default_factory=list)
     unused: list[Grant] = field(default_factory=list)
     too_wide: list[Grant] = field(default_factory=list)
+    conditions: list[ConditionFinding] = field(default_factory=list)
 
     @property
     def exact(self) -> bool:
-        return not (self.missing or self.unused or self.too_wide)
+        return not (self.missing or self.unused or self.too_wide or self.conditions)
 
     def __str__(self) -> str:
         lines = [f"missing   {n}" for n in self.missing]
         lines += [f"unused    {g}" for g in self.unused]
         lines += [f"too wide  {g}" for g in self.too_wide]
+        lines += [f"condition {c}" for c in self.conditions]
         return "\n".join(lines) or "exact"
 
 
@@ -58,14 +128,21 @@ def grants(policy: dict[str, Any]) -> Iterator[Grant]:
     for statement in [statements] if isinstance(statements, dict) else statements:
         if statement.get("Effect") != "Allow":
             continue
+        condition = json.dumps(statement["Condition"], sort_keys=True) if "Condition" in statement else ""
         for action in _list(statement.get("Action", [])):
             for resource in _list(statement.get("Resource", [])):
-                yield Grant(str(statement.get("Sid", "")), action, resource)
+                yield Grant(str(statement.get("Sid", "")), action, resource, condition)
+
+
+def _allows(grant: Grant, need: Need) -> bool:
+    single: dict[str, Any] = {"Effect": "Allow", "Action": grant.action, "Resource": grant.resource}
+    if grant.condition:
+        single["Condition"] = json.loads(grant.condition)
+    return documents_allow([{"Statement": [single]}], need.action, need.resource, need.request_context)
 
 
 def _used(grant: Grant, needs: Iterable[Need]) -> bool:
-    single = {"Statement": [{"Effect": "Allow", "Action": grant.action, "Resource": grant.resource}]}
-    return any(documents_allow([single], need.action, need.resource) for need in needs)
+    return any(_allows(grant, need) for need in needs)
 
 
 def _confined(resource: str, planned_arns: Collection[str]) -> bool:
@@ -99,10 +176,95 @@ def _too_wide(grant: Grant, needs: Iterable[Need], planned_arns: Collection[str]
     return not _confined(grant.resource, planned_arns) or _wider_than_its_uses(grant, needs, planned_arns)
 
 
+def _wildcard_match(pattern: str, value: str) -> bool:
+    body = re.escape(pattern).replace(r"\*", ".*").replace(r"\?", ".")
+    return re.fullmatch(body, value) is not None
+
+
+def _leading_key_findings(grant: Grant, needs: Collection[Need]) -> Iterator[ConditionFinding]:
+    def finding(value: str, why: str) -> ConditionFinding:
+        return ConditionFinding(grant.sid, grant.action, grant.resource, LEADING_KEYS, value, why)
+
+    patterns = grant.values_of(LEADING_KEYS, _SET_OPERATORS)
+    if patterns is None:
+        yield finding("", "writes or reads the table's items without a ForAllValues condition on it")
+        return
+    if grant.values_of(LEADING_KEYS, ["Null"]) != ["false"]:
+        yield finding("", "no Null false test: a request without the key would pass ForAllValues")
+    served = [
+        value
+        for need in needs
+        if _allows(grant, need)
+        for value in need.request_context.get(LEADING_KEYS, [])
+    ]
+    if not served:
+        return  # an unused grant, reported as such
+    for pattern in patterns:
+        matched = [value for value in served if _wildcard_match(pattern, value)]
+        kinds = {value.split("#", 1)[0] for value in matched}
+        fixed = re.split(r"[*?]", pattern, maxsplit=1)[0]
+        if not matched:
+            yield finding(pattern, "no key the function uses matches it")
+        elif len(kinds) > 1 or not fixed.startswith(f"{kinds.pop()}#"):
+            yield finding(pattern, "reaches beyond the one key kind its keys share")
+
+
+def _identity_names(planned_arns: Collection[str]) -> set[str]:
+    return {
+        arn.split(":identity/", 1)[1].lower()
+        for arn in planned_arns
+        if ":ses:" in arn and ":identity/" in arn
+    }
+
+
+def _sender_findings(grant: Grant, planned_arns: Collection[str]) -> Iterator[ConditionFinding]:
+    def finding(value: str, why: str) -> ConditionFinding:
+        return ConditionFinding(grant.sid, grant.action, grant.resource, FROM_ADDRESS, value, why)
+
+    senders = grant.values_of(FROM_ADDRESS, ["StringEquals", "StringLike"])
+    if senders is None:
+        yield finding("", "sends from any address: no ses:FromAddress condition")
+        return
+    allowed = set()
+    for identity in _identity_names(planned_arns):
+        allowed |= {identity} if "@" in identity else {f"*@{identity}", f"*@*.{identity}"}
+    for sender in senders:
+        if sender not in allowed:
+            yield finding(sender, "not an address of a planned SES identity")
+
+
+def _passed_to_findings(grant: Grant) -> Iterator[ConditionFinding]:
+    def finding(value: str, why: str) -> ConditionFinding:
+        return ConditionFinding(grant.sid, grant.action, grant.resource, PASSED_TO_SERVICE, value, why)
+
+    services = grant.values_of(PASSED_TO_SERVICE, ["StringEquals", "StringLike"])
+    if services is None:
+        yield finding("", "passes the role to any service: no iam:PassedToService condition")
+        return
+    for service in services:
+        if "*" in service or "?" in service or not service.endswith(".amazonaws.com"):
+            yield finding(service, "not one service principal")
+
+
+def condition_findings(
+    grant: Grant, needs: Collection[Need], planned_arns: Collection[str]
+) -> Iterator[ConditionFinding]:
+    """What the grant's conditions lack or allow beyond the needs and the planned identities."""
+    if grant.action in ITEM_ACTIONS and _TABLE.match(grant.resource):
+        yield from _leading_key_findings(grant, needs)
+    elif grant.action == "ses:SendEmail":
+        yield from _sender_findings(grant, planned_arns)
+    elif grant.action == "iam:PassRole":
+        yield from _passed_to_findings(grant)
+
+
 def compare(policy: dict[str, Any], needs: Collection[Need], planned_arns: Collection[str]) -> Comparison:
     granted = sorted(set(grants(policy)))
     return Comparison(
-        missing=sorted({n for n in needs if not documents_allow([policy], n.action, n.resource)}),
+        missing=sorted(
+            {n for n in needs if not documents_allow([policy], n.action, n.resource, n.request_context)}
+        ),
         unused=[g for g in granted if not _used(g, needs)],
         too_wide=[g for g in granted if _too_wide(g, needs, planned_arns)],
+        conditions=sorted({f for g in granted for f in condition_findings(g, needs, planned_arns)}),
     )

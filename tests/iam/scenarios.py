@@ -13,7 +13,9 @@ The rows reuse the handlers' own unit tests on moto, so the recording covers eve
   time, the handler's published counts;
 - email worker: one email per task under repeated and concurrent invocations, cancelled and terminal
   tasks, SES throttling (claim released), permanent rejections, header injection, suppressed
-  recipients and follow-ups of a bounced step, too late;
+  recipients and follow-ups of a bounced step, too late; and its promises
+  (``test_email_worker_promises.py``): the planned address only, never early, ambiguous sends left
+  Running, malformed rows isolated;
 - email reconciler: missing schedules recreated, overdue emails sent now or failed too late, a crash
   after send marked delivery_unknown.
 
@@ -52,7 +54,11 @@ FUNCTIONS: tuple[FunctionScenarios, ...] = (
     FunctionScenarios(
         "outreach-prod-email-worker",
         "outreach.email_worker",
-        ("tests/unit/test_email_worker.py", "tests/unit/test_email_reconciler.py"),
+        (
+            "tests/unit/test_email_worker.py",
+            "tests/unit/test_email_worker_promises.py",
+            "tests/unit/test_email_reconciler.py",
+        ),
     ),
     FunctionScenarios(
         "outreach-prod-email-reconciler",

@@ -9,6 +9,7 @@ import pytest
 from tests.iam.conftest import Evidence
 from tests.iam.needs import Need
 from tests.iam.operation_actions import UnresolvedResource, needs_of
+from tests.support.aws_operation_recorder import _item_keys
 
 TABLE = "arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-prod-tasks"
 QUEUE = "arn:aws:sqs:eu-central-1:111122223333:outreach-prod-scrape"
@@ -180,4 +181,114 @@ def test_the_email_functions_recorded_calls_reach_ses_and_scheduler(evidence: Ev
         ("outreach.reconcilers.email", "CreateSchedule"),
         ("outreach.reconcilers.email", "DeleteSchedule"),
         ("outreach.reconcilers.email", "GetSchedule"),
+    }
+
+
+def test_the_recorder_names_the_key_of_each_item_a_dynamodb_request_names() -> None:
+    transaction = {
+        "TransactItems": [
+            {"Update": {"TableName": "t", "Key": {"task_id": {"S": "scrape#j#h"}}}},
+            {"Update": {"TableName": "t", "Key": {"task_id": {"S": "job#j#3"}}}},
+            {"Put": {"TableName": "t", "Item": {"task_id": {"S": "scrape#j#i"}, "attempts": {"N": "0"}}}},
+        ]
+    }
+    assert _item_keys("TransactWriteItems", transaction) == [
+        {"kind": "Update", "table": "t", "keys": [{"task_id": "scrape#j#h"}]},
+        {"kind": "Update", "table": "t", "keys": [{"task_id": "job#j#3"}]},
+        {"kind": "Put", "table": "t", "keys": [{"task_id": "scrape#j#i", "attempts": "0"}]},
+    ]
+    batch = {"RequestItems": {"t": {"Keys": [{"task_id": {"S": "job#j#0"}}, {"task_id": {"S": "job#j#1"}}]}}}
+    assert _item_keys("BatchGetItem", batch) == [
+        {"kind": "BatchGetItem", "table": "t", "keys": [{"task_id": "job#j#0"}, {"task_id": "job#j#1"}]}
+    ]
+    query = {
+        "TableName": "t",
+        "IndexName": "open-tasks",
+        "KeyConditionExpression": "#k = :key AND updated_at BETWEEN :start AND :end",
+        "ExpressionAttributeNames": {"#k": "open_key"},
+        "ExpressionAttributeValues": {
+            ":key": {"S": "email#Pending"},
+            ":start": {"S": "a"},
+            ":end": {"S": "b"},
+        },
+    }
+    assert _item_keys("Query", query) == [
+        {"kind": "Query", "table": "t", "keys": [{"open_key": "email#Pending"}], "index": "open-tasks"}
+    ]
+
+
+def _keyed_record(operation: str, items: list[dict[str, Any]]) -> dict[str, Any]:
+    record = _record("dynamodb", operation, {"TableName": "t"}, t=["TASKS_TABLE"])
+    record["items"] = items
+    return record
+
+
+def _keyed_needs(evidence: Evidence, record: dict[str, Any]) -> list[tuple[str, str, dict[str, list[str]]]]:
+    function = evidence.plan.functions()[SCRAPER]
+    needs = sorted(needs_of(record, function, evidence.plan))
+    return [(n.action, n.resource, n.request_context) for n in needs]
+
+
+def test_each_transaction_item_needs_its_action_with_its_own_leading_key(evidence: Evidence) -> None:
+    record = _keyed_record(
+        "TransactWriteItems",
+        [
+            {"kind": "Update", "table": "t", "keys": [{"task_id": "scrape#j#h"}]},
+            {"kind": "Update", "table": "t", "keys": [{"task_id": "job#j#3"}]},
+            {"kind": "ConditionCheck", "table": "t", "keys": [{"task_id": "scrape#j#i"}]},
+        ],
+    )
+    assert _keyed_needs(evidence, record) == [
+        ("dynamodb:ConditionCheckItem", TABLE, {"dynamodb:LeadingKeys": ["scrape#j#i"]}),
+        ("dynamodb:UpdateItem", TABLE, {"dynamodb:LeadingKeys": ["job#j#3"]}),
+        ("dynamodb:UpdateItem", TABLE, {"dynamodb:LeadingKeys": ["scrape#j#h"]}),
+    ]
+
+
+def test_a_batch_get_needs_all_its_keys_of_one_table_in_one_request(evidence: Evidence) -> None:
+    record = _keyed_record(
+        "BatchGetItem",
+        [{"kind": "BatchGetItem", "table": "t", "keys": [{"task_id": "job#j#1"}, {"task_id": "job#j#0"}]}],
+    )
+    assert _keyed_needs(evidence, record) == [
+        ("dynamodb:BatchGetItem", TABLE, {"dynamodb:LeadingKeys": ["job#j#0", "job#j#1"]})
+    ]
+
+
+def test_only_the_tables_partition_key_is_a_leading_key_and_an_index_query_has_none(
+    evidence: Evidence,
+) -> None:
+    on_index = _keyed_record(
+        "Query",
+        [{"kind": "Query", "table": "t", "index": "open-tasks", "keys": [{"open_key": "scrape#Pending"}]}],
+    )
+    on_table = _keyed_record("Query", [{"kind": "Query", "table": "t", "keys": [{"task_id": "scrape#j#h"}]}])
+    no_partition_key = _keyed_record(
+        "GetItem", [{"kind": "GetItem", "table": "t", "keys": [{"job_id": "j"}]}]
+    )
+    assert _keyed_needs(evidence, on_index) == [("dynamodb:Query", f"{TABLE}/index/open-tasks", {})]
+    assert _keyed_needs(evidence, on_table) == [
+        ("dynamodb:Query", TABLE, {"dynamodb:LeadingKeys": ["scrape#j#h"]})
+    ]
+    assert _keyed_needs(evidence, no_partition_key) == [("dynamodb:GetItem", TABLE, {})]
+
+
+def test_a_send_carries_the_senders_address_and_a_pass_role_the_service(evidence: Evidence) -> None:
+    worker = evidence.plan.functions()[WORKER]
+    send = _record("ses", "SendEmail", {"FromEmailAddress": "Sales <sales@example.com>"})
+    assert {tuple(n.context) for n in needs_of(send, worker, evidence.plan)} == {
+        (("ses:FromAddress", ("sales@example.com",)),)
+    }
+    reconciler = evidence.plan.functions()[EMAIL_RECONCILER]
+    create = _record(
+        "scheduler",
+        "CreateSchedule",
+        {"GroupName": "g", "Name": "email-1", "RoleArn": "r"},
+        g=["EMAIL_SCHEDULE_GROUP"],
+        r=["EMAIL_SCHEDULER_ROLE_ARN"],
+    )
+    contexts = {n.action: n.request_context for n in needs_of(create, reconciler, evidence.plan)}
+    assert contexts == {
+        "iam:PassRole": {"iam:PassedToService": ["scheduler.amazonaws.com"]},
+        "scheduler:CreateSchedule": {},
     }

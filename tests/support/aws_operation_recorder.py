@@ -154,7 +154,11 @@ def _item_keys(operation: str, params: dict[str, Any]) -> list[dict[str, Any]]:
                 if kind in item:
                     where = "Item" if kind == "Put" else "Key"
                     entries.append(
-                        {"kind": kind, "table": item[kind].get("TableName"), "keys": [_scalars(item[kind].get(where))]}
+                        {
+                            "kind": kind,
+                            "table": item[kind].get("TableName"),
+                            "keys": [_scalars(item[kind].get(where))],
+                        }
                     )
         return entries
     if operation == "BatchGetItem":
@@ -163,7 +167,11 @@ def _item_keys(operation: str, params: dict[str, Any]) -> list[dict[str, Any]]:
             for table, request in sorted((params.get("RequestItems") or {}).items())
         ]
     if operation == "Query":
-        entry: dict[str, Any] = {"kind": operation, "table": params.get("TableName"), "keys": [_key_condition(params)]}
+        entry: dict[str, Any] = {
+            "kind": operation,
+            "table": params.get("TableName"),
+            "keys": [_key_condition(params)],
+        }
         if isinstance(params.get("IndexName"), str):
             entry["index"] = params["IndexName"]
         return [entry]

@@ -189,3 +189,17 @@ run "the_email_stage_is_wired_with_its_defaults" {
     error_message = "The email worker works on the environment's tasks table."
   }
 }
+
+run "the_scrape_reconciler_writes_only_scrape_tasks_and_counter_shards" {
+  command = plan
+
+  assert {
+    condition = [
+      for s in jsondecode(module.scrape_reconciler.policy_json).Statement : s.Condition if s.Sid == "MoveStrandedTasks"
+      ][0] == {
+      "ForAllValues:StringLike" = { "dynamodb:LeadingKeys" = ["scrape#*", "job#*#?"] }
+      Null                      = { "dynamodb:LeadingKeys" = ["false"] }
+    }
+    error_message = "The scrape reconciler writes scrape tasks and counter shards only (dynamodb:LeadingKeys), never a request without a key."
+  }
+}

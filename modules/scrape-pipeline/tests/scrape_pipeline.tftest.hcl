@@ -162,12 +162,30 @@ run "scraper_runs_420_seconds_with_1536_mb_and_140_reserved" {
     condition = {
       for s in jsondecode(output.scraper_policy_json).Statement : s.Sid => [s.Action, s.Resource] if !contains(["WriteOwnLogs", "WriteTraces"], s.Sid)
       } == {
-      ClaimAndCompleteTasks = [["dynamodb:GetItem", "dynamodb:UpdateItem"], ["arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks"]]
+      ReadScrapeTasks       = [["dynamodb:GetItem"], ["arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks"]]
+      ClaimAndCompleteTasks = [["dynamodb:UpdateItem"], ["arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks"]]
       ConsumeScrapeQueue    = [["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"], ["arn:aws:sqs:eu-central-1:111122223333:outreach-test-scrape"]]
       SendUnreadableToDlq   = [["sqs:SendMessage"], ["arn:aws:sqs:eu-central-1:111122223333:outreach-test-scrape-dlq"]]
       WriteResults          = [["s3:PutObject"], ["arn:aws:s3:::outreach-test-results/results/*"]]
     }
     error_message = "The scraper's policy must name exactly its table, its queues and its results prefix."
+  }
+
+  assert {
+    condition = {
+      for s in jsondecode(output.scraper_policy_json).Statement : s.Sid => s.Condition
+      if contains(["ReadScrapeTasks", "ClaimAndCompleteTasks"], s.Sid)
+      } == {
+      ReadScrapeTasks = {
+        "ForAllValues:StringLike" = { "dynamodb:LeadingKeys" = ["scrape#*"] }
+        Null                      = { "dynamodb:LeadingKeys" = ["false"] }
+      }
+      ClaimAndCompleteTasks = {
+        "ForAllValues:StringLike" = { "dynamodb:LeadingKeys" = ["scrape#*", "job#*#?"] }
+        Null                      = { "dynamodb:LeadingKeys" = ["false"] }
+      }
+    }
+    error_message = "The scraper reads scrape tasks only and writes scrape tasks and counter shards only (dynamodb:LeadingKeys), never a request without a key."
   }
 }
 

@@ -140,9 +140,7 @@ def _applies(statement: dict[str, Any], context: Context | None) -> bool | None:
         return None
 
 
-def documents_allow(
-    documents: list[Any], action: str, resource: str, context: Context | None = None
-) -> bool:
+def documents_allow(documents: list[Any], action: str, resource: str, context: Context | None = None) -> bool:
     """Whether identity policy ``documents`` together allow ``action`` on ``resource``.
 
     Without ``context`` a conditional Allow grants nothing and a conditional Deny applies; with one,
