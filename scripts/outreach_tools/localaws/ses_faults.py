@@ -49,7 +49,9 @@ from outreach_tools.localaws.clock import VirtualClock
 
 
 @dataclass
-class SesThrottle:
+class PerRecipientRule:
+    """A rule that fires on the first ``times`` SendEmail calls to each of ``recipients``."""
+
     recipients: frozenset[str]
     times: int
     per_recipient: Counter[str] = field(default_factory=Counter)
@@ -58,16 +60,21 @@ class SesThrottle:
     def fired(self) -> int:
         return sum(self.per_recipient.values())
 
+    def take(self, wanted: set[str]) -> bool:
+        """Fire for one of ``wanted`` (lower-cased) if any has firings left; the caller holds the lock."""
+        for recipient in sorted(wanted & self.recipients):
+            if self.per_recipient[recipient] < self.times:
+                self.per_recipient[recipient] += 1
+                return True
+        return False
 
-@dataclass
-class TimeoutAfterSend:
-    recipients: frozenset[str]
-    times: int
-    per_recipient: Counter[str] = field(default_factory=Counter)
 
-    @property
-    def fired(self) -> int:
-        return sum(self.per_recipient.values())
+class SesThrottle(PerRecipientRule):
+    """``throttle``: the call answers TooManyRequestsException and sends nothing."""
+
+
+class TimeoutAfterSend(PerRecipientRule):
+    """``timeout_after_send``: the email is sent and recorded, then the answer is lost."""
 
 
 @dataclass
@@ -133,12 +140,7 @@ class SesFaults:
     def throttled(self, recipients: list[str]) -> bool:
         wanted = {r.lower() for r in recipients}
         with self._lock:
-            for rule in self.throttles:
-                for recipient in sorted(wanted & rule.recipients):
-                    if rule.per_recipient[recipient] < rule.times:
-                        rule.per_recipient[recipient] += 1
-                        return True
-        return False
+            return any(rule.take(wanted) for rule in self.throttles)
 
     def death(self, recipients: list[str]) -> DeathAfterSend | None:
         wanted = {r.lower() for r in recipients}
@@ -152,12 +154,7 @@ class SesFaults:
     def timed_out(self, recipients: list[str]) -> bool:
         wanted = {r.lower() for r in recipients}
         with self._lock:
-            for rule in self.timeouts:
-                for recipient in sorted(wanted & rule.recipients):
-                    if rule.per_recipient[recipient] < rule.times:
-                        rule.per_recipient[recipient] += 1
-                        return True
-        return False
+            return any(rule.take(wanted) for rule in self.timeouts)
 
     def over_quota(self, backend: Any) -> Exception | None:
         """The error for a SendEmail now, if the ``throttle_at_account_rate`` rule refuses it (counted)."""
