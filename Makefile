@@ -43,12 +43,12 @@ pytest: $(VPY) ## Unit, policy and short end-to-end tests
 .PHONY: test
 test: lint lint-policies except-lint terraform-check checkov pytest bench-smoke ## Everything CI runs
 
-# --- terraform and packaging (modules/, terraform/, scripts/outreach_tools/packaging) ---
-TF_CLI := PYTHONPATH=scripts $(VPY) -m outreach_tools.terraform_cli
+# --- terraform and packaging (modules/, terraform/, scripts/outreach_dev/packaging) ---
+TF_CLI := PYTHONPATH=scripts $(VPY) -m outreach_dev.terraform_cli
 
 .PHONY: package
 package: $(VPY) ## Build dist/<function>.zip (reproducible; prints size and sha256)
-	PYTHONPATH=scripts $(VPY) -m outreach_tools.packaging
+	PYTHONPATH=scripts $(VPY) -m outreach_dev.packaging
 
 .PHONY: validate
 validate: $(VPY) ## terraform fmt -check and validate every module and environment root
@@ -64,7 +64,7 @@ terraform-check: $(VPY) ## fmt -check, validate and terraform test everything (p
 
 .PHONY: preflight
 preflight: $(VPY) ## Read-only checks of the account ENV=dev|prod|local will deploy to (before make plan)
-	PYTHONPATH=scripts $(VPY) -m outreach_tools.preflight --env $(ENV) \
+	PYTHONPATH=scripts $(VPY) -m outreach_operator.preflight --env $(ENV) \
 		$(if $(filter local,$(ENV)),--endpoint-url http://127.0.0.1:$(LOCAL_AWS_PORT))
 
 .PHONY: plan
@@ -93,11 +93,11 @@ checkov-venv: $(CHECKOV) ## Create .venv-checkov (needed by make checkov and tes
 
 .PHONY: checkov
 checkov: $(VPY) $(CHECKOV) ## checkov built-in checks + policies/ over every environment root, offline
-	PYTHONPATH=scripts $(VPY) -m outreach_tools.checkov_run
+	PYTHONPATH=scripts $(VPY) -m outreach_dev.checkov_run
 
 .PHONY: except-lint
 except-lint: $(VPY) ## Fail on an except in functions/ that swallows its error
-	PYTHONPATH=scripts $(VPY) -m outreach_tools.except_lint functions
+	PYTHONPATH=scripts $(VPY) -m outreach_dev.except_lint functions
 
 .PHONY: lint-policies
 lint-policies: $(VPY) $(CHECKOV) ## ruff, and mypy --strict against checkov's venv, over policies/
@@ -109,7 +109,7 @@ lint-policies: $(VPY) $(CHECKOV) ## ruff, and mypy --strict against checkov's ve
 # tests/policies runs checkov from .venv-checkov: build it before the test run.
 pytest: $(CHECKOV)
 
-# --- embedded AWS (scripts/outreach_tools/localaws) ---
+# --- embedded AWS (scripts/embedded_aws) ---
 SITES ?= 300
 LOCAL_AWS_PORT ?= 4566
 CLOCK_SCALE ?= 10
@@ -117,18 +117,18 @@ CLOCK_SCALE ?= 10
 .PHONY: local
 local: package ## The pipeline on loopback: embedded AWS, terraform apply, pollers, web farm, report
 	SITES=$(SITES) LOCAL_AWS_PORT=$(LOCAL_AWS_PORT) CLOCK_SCALE=$(CLOCK_SCALE) \
-		PYTHONPATH=functions:scripts $(VPY) -m outreach_tools.local_run
+		PYTHONPATH=functions:scripts $(VPY) -m outreach_dev.local_run
 
 .PHONY: semantics
 semantics: $(VPY) ## Delivery-semantics tests of the embedded AWS pollers
-	$(VPY) -m pytest tests/unit/localaws -q
+	$(VPY) -m pytest tests/embedded_aws -q
 
 .PHONY: chaos
 chaos: $(VPY) ## Fault scenarios on the embedded AWS, full size (short forms + the 3,575-task spike)
 	$(VPY) -m pytest tests/e2e -m "slow or not slow" -p no:cacheprovider
 
-# --- benchmarks (scripts/outreach_tools/bench) ---
-BENCH := PYTHONPATH=functions:scripts $(VPY) -m outreach_tools.bench
+# --- benchmarks (scripts/outreach_dev/bench) ---
+BENCH := PYTHONPATH=functions:scripts $(VPY) -m outreach_dev.bench
 
 .PHONY: bench
 bench: $(VPY) ## Cost, scaling, cold start and makespan beside their baselines; writes bench/results.json

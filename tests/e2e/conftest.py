@@ -20,13 +20,13 @@ from typing import Any
 
 import pytest
 
+from embedded_aws import faults as fault_injection
+from embedded_aws.applied_config import SqsMappingConfig
+from embedded_aws.pipeline import TERMINAL, FollowTimeout, LocalPipeline, local_pipeline
+from embedded_aws.schedule_expressions import rate_seconds
+from embedded_aws.webfarm import Site
 from outreach.task_ids import normalise_url, scrape_task_id
-from outreach_tools.localaws import faults as fault_injection
-from outreach_tools.localaws.applied_config import SqsMappingConfig
-from outreach_tools.localaws.pipeline import TERMINAL, FollowTimeout, LocalPipeline, local_pipeline
-from outreach_tools.localaws.schedule_expressions import rate_seconds
-from outreach_tools.localaws.webfarm import Site
-from outreach_tools.packaging import build_packages
+from outreach_dev.packaging import build_packages
 
 pytestmark = pytest.mark.e2e
 

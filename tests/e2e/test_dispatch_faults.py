@@ -15,7 +15,7 @@ import json
 import time
 from urllib.parse import unquote_plus
 
-from outreach_tools.localaws.faults import Faults
+from embedded_aws.faults import Faults
 from tests.e2e.conftest import E2E, epoch, virtual_elapsed
 
 # The dispatcher sends a chunk once and resends failed entries twice before reporting the record.

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from boto3.dynamodb.types import TypeDeserializer
 
+from embedded_aws.ses_faults import inject_ses
+from embedded_aws.ses_v2 import SentEmail, sent_emails
 from outreach import email_schedules, task_store
 from outreach.email_task import EmailMessage, PlannedEmail
-from outreach_tools.localaws.ses_faults import inject_ses
-from outreach_tools.localaws.ses_v2 import SentEmail, sent_emails
 from tests.e2e.conftest import E2E
 
 pytestmark = pytest.mark.slow

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from outreach_tools.localaws.webfarm import HOSTILE_KINDS
+from embedded_aws.webfarm import HOSTILE_KINDS
 from tests.e2e.conftest import E2E, virtual_elapsed
 
 PEAK_MEMORY_LIMIT_MB = 300

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from outreach_tools.cli.app import main
-from outreach_tools.cli.scraper import PAUSED_FROM_TAG
-from outreach_tools.localaws.faults import Faults
+from embedded_aws.faults import Faults
+from outreach_operator.cli.app import main
+from outreach_operator.cli.scraper import PAUSED_FROM_TAG
 from tests.e2e.conftest import E2E, virtual_elapsed
 
 SITES = 5

@@ -11,10 +11,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from outreach_tools.localaws.applied_config import SqsMappingConfig
-from outreach_tools.localaws.faults import Faults
-from outreach_tools.localaws.pipeline import TERMINAL
-from outreach_tools.localaws.webfarm import DEFAULT_MIX
+from embedded_aws.applied_config import SqsMappingConfig
+from embedded_aws.faults import Faults
+from embedded_aws.pipeline import TERMINAL
+from embedded_aws.webfarm import DEFAULT_MIX
 from tests.e2e.conftest import E2E, FAST_KINDS, virtual_elapsed
 
 SHORT_SPIKE = 150

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from outreach_tools.bench import makespan
+from outreach_dev.bench import makespan
 from tests.e2e.conftest import E2E
 
 SITES = 12

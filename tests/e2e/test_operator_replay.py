@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 import time
 
-from outreach_tools.local_run import outreach_command
-from outreach_tools.localaws.faults import Faults
+from embedded_aws.faults import Faults
+from outreach_dev.local_run import outreach_command
 from tests.e2e.conftest import E2E, virtual_elapsed
 
 

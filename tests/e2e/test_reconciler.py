@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from outreach_tools.localaws.faults import Faults
+from embedded_aws.faults import Faults
 from tests.e2e.conftest import E2E, epoch, virtual_elapsed
 
 

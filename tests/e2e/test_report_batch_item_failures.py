@@ -17,9 +17,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from embedded_aws.applied_config import SqsMappingConfig
+from embedded_aws.faults import Faults
 from outreach.results import result_key
-from outreach_tools.localaws.applied_config import SqsMappingConfig
-from outreach_tools.localaws.faults import Faults
 from tests.e2e.conftest import E2E, epoch, virtual_elapsed
 
 

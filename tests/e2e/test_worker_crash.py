@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from outreach_tools.localaws.faults import Faults
+from embedded_aws.faults import Faults
 from tests.e2e.conftest import E2E, virtual_elapsed
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from python_terraform import IsFlagged
 
-from outreach_tools import terraform_cli
+from outreach_dev import terraform_cli
 
 ROOT = terraform_cli.ENVIRONMENTS_DIR / "prod"
 TEST_FILE = Path(__file__).with_name("roles.tftest.hcl")

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from outreach_tools import terraform_cli
+from outreach_dev import terraform_cli
 from tests.iam.scenarios import FunctionScenarios
 from tests.support import aws_operation_recorder
 

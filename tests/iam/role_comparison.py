@@ -22,7 +22,7 @@
   - ``iam:PassRole`` needs ``iam:PassedToService`` naming service principals, no wildcard
     (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_iam-condition-keys.html#ck_PassedToService).
 
-Policy evaluation is the emulator's (``outreach_tools.localaws.iam_policies``), which follows IAM's
+Policy evaluation is the emulator's (``embedded_aws.iam_policies``), which follows IAM's
 wildcards, its explicit-deny rule and, with each need's request context, the conditions.
 """
 
@@ -34,7 +34,7 @@ from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from outreach_tools.localaws.iam_policies import documents_allow
+from embedded_aws.iam_policies import documents_allow
 from tests.iam.needs import Need
 from tests.iam.operation_actions import FROM_ADDRESS, LEADING_KEYS, PASSED_TO_SERVICE
 from tests.iam.platform_actions import NO_RESOURCE_TYPE_ACTIONS

@@ -36,33 +36,35 @@ class FunctionScenarios:
 
 
 FUNCTIONS: tuple[FunctionScenarios, ...] = (
-    FunctionScenarios("outreach-prod-dispatcher", "outreach.dispatcher", ("tests/unit/test_dispatcher.py",)),
+    FunctionScenarios(
+        "outreach-prod-dispatcher", "outreach.dispatcher", ("tests/functions/test_dispatcher.py",)
+    ),
     FunctionScenarios(
         "outreach-prod-scraper",
         "outreach.scraper",
         (
-            "tests/unit/test_scraper.py",
-            "tests/unit/test_hostile_inputs.py",
-            "tests/unit/test_scrape_reconciler.py",
+            "tests/functions/test_scraper.py",
+            "tests/functions/test_hostile_inputs.py",
+            "tests/functions/test_scrape_reconciler.py",
         ),
     ),
     FunctionScenarios(
         "outreach-prod-scrape-reconciler",
         "outreach.reconcilers.scrape",
-        ("tests/unit/test_scrape_reconciler.py",),
+        ("tests/functions/test_scrape_reconciler.py",),
     ),
     FunctionScenarios(
         "outreach-prod-email-worker",
         "outreach.email_worker",
         (
-            "tests/unit/test_email_worker.py",
-            "tests/unit/test_email_worker_promises.py",
-            "tests/unit/test_email_reconciler.py",
+            "tests/functions/test_email_worker.py",
+            "tests/functions/test_email_worker_promises.py",
+            "tests/functions/test_email_reconciler.py",
         ),
     ),
     FunctionScenarios(
         "outreach-prod-email-reconciler",
         "outreach.reconcilers.email",
-        ("tests/unit/test_email_reconciler.py",),
+        ("tests/functions/test_email_reconciler.py",),
     ),
 )

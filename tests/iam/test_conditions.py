@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from outreach_tools.localaws.iam_policies import documents_allow
+from embedded_aws.iam_policies import documents_allow
 from tests.iam.conftest import Evidence
 from tests.iam.function_needs import function_needs
 from tests.iam.needs import Need, context_of

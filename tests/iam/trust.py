@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from outreach_tools.localaws.iam_policies import trust_allows
+from embedded_aws.iam_policies import trust_allows
 
 SCHEDULER = "scheduler.amazonaws.com"
 SOURCE_ACCOUNT = "aws:SourceAccount"

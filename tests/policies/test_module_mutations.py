@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from outreach_tools import checkov_run
+from outreach_dev import checkov_run
 from tests.policies.checkov_report import REPO_ROOT, CheckovReport, run_checkov
 
 ROOT = Path("terraform") / "environments" / "local"

@@ -7,7 +7,7 @@ from typing import Any, Final
 
 import boto3
 
-from outreach_tools import tasks_table_shape
+from outreach_dev import tasks_table_shape
 
 REGION: Final = "eu-central-1"
 

@@ -7,8 +7,8 @@ from zoneinfo import ZoneInfo
 
 import boto3
 
+from embedded_aws.ses_v2 import support_ses_v2
 from outreach.email_task import EmailMessage, PlannedEmail
-from outreach_tools.localaws.ses_v2 import support_ses_v2
 from tests.support.aws import REGION
 
 BERLIN = ZoneInfo("Europe/Berlin")

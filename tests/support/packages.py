@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from outreach_tools import packaging
+from outreach_dev import packaging
 
 
 def code_only_packages(directory: Path) -> Path:

@@ -20,8 +20,8 @@ from typing import Any
 import boto3
 import pytest
 
-from outreach_tools import terraform_cli
-from outreach_tools.localaws.server import embedded_aws
+from embedded_aws.server import embedded_aws
+from outreach_dev import terraform_cli
 from tests.support.packages import code_only_packages
 
 REGION = "eu-central-1"

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from outreach_tools import terraform_cli
+from outreach_dev import terraform_cli
 from tests.support.terraform_roots import load_hcl, variable_values
 
 LOCAL_ROOT = terraform_cli.ENVIRONMENTS_DIR / "local"

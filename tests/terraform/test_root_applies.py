@@ -31,8 +31,8 @@ import boto3
 import botocore.exceptions
 import pytest
 
-from outreach_tools import terraform_cli
-from outreach_tools.localaws.server import embedded_aws
+from embedded_aws.server import embedded_aws
+from outreach_dev import terraform_cli
 from tests.support.packages import code_only_packages
 from tests.support.terraform_roots import load_hcl, variable_values
 

@@ -1,0 +1,265 @@
+"""The whole pipeline running on the embedded AWS: applied configuration, pollers, web farm, clock.
+
+``local_pipeline()`` starts moto in-process on a virtual clock, applies ``terraform/environments/local``
+to it (a throwaway copy, through ``terraform_cli``), starts the pollers (``LocalCloud``) and the web
+farm, and tears every process down on exit. ``make local`` and the end-to-end scenarios in
+``tests/e2e`` both run on it, and both wait for a job with ``LocalPipeline.wait_terminal``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from embedded_aws.base import Journal, client
+from embedded_aws.clock import VirtualClock
+from embedded_aws.cloud import LocalCloud
+from embedded_aws.runtime import FunctionRuntime
+from embedded_aws.server import DEFAULT_PORT, embedded_aws, free_port
+from embedded_aws.webfarm import WebFarm
+from outreach_dev import terraform_cli
+from outreach_dev.env_vars import overridden
+from outreach_operator.cli.follow import FollowTimeout, JobProgress, follow_job
+
+LOCAL_ROOT = terraform_cli.ENVIRONMENTS_DIR / "local"
+TERMINAL = ("Finished", "Failed", "Cancelled")
+STATUSES = ("Pending", "Running", *TERMINAL)
+
+
+@dataclass
+class LocalPipeline:
+    """A running pipeline: emulator endpoint, applied outputs, pollers, web farm."""
+
+    endpoint: str
+    region: str
+    clock: VirtualClock
+    outputs: dict[str, Any]
+    runtime: FunctionRuntime
+    cloud: LocalCloud
+    farm: WebFarm
+    journal: Journal
+    state: Path
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def pipeline(self) -> dict[str, Any]:
+        value: dict[str, Any] = self.outputs["pipeline"]
+        return value
+
+    def client(self, service: str) -> Any:
+        return client(service, self.endpoint, self.region)
+
+    def handler_environment(self) -> dict[str, str]:
+        """Environment under which this process may call the task store against the emulator."""
+        return {
+            "AWS_ENDPOINT_URL": self.endpoint,
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_DEFAULT_REGION": self.region,
+            "AWS_REGION": self.region,
+            "TASKS_TABLE": self.pipeline["tasks_table_name"],
+            "SCRAPE_QUEUE_URL": self.pipeline["scrape_queue_url"],
+            "SCRAPE_DLQ_URL": self.pipeline["scrape_dlq_url"],
+            "RESULTS_BUCKET": self.pipeline["results_bucket"],
+            "POWERTOOLS_SERVICE_NAME": "local-driver",
+            "POWERTOOLS_METRICS_NAMESPACE": "outreach-local",
+        }
+
+    @contextlib.contextmanager
+    def as_caller(self) -> Iterator[None]:
+        """Run task-store calls (and the ``outreach`` command) in this process against the emulator,
+        on the virtual clock."""
+        from outreach import clients
+        from outreach import clock as outreach_clock
+
+        with overridden(self.handler_environment()):
+            clients.reset()
+            outreach_clock.set_time_source(self.clock.now)
+            try:
+                yield
+            finally:
+                outreach_clock.set_time_source(None)
+                clients.reset()
+
+    def create_job(self, job_id: str, urls: list[str]) -> Any:
+        from outreach import task_store
+
+        with self.as_caller():
+            return task_store.create_scrape_job(job_id, urls)
+
+    def job_counts(self, job_id: str) -> dict[str, int]:
+        from outreach import task_store
+
+        with self.as_caller():
+            return dict(task_store.job_counts(job_id))
+
+    def busy(self) -> bool:
+        """Whether work is under way now: an invocation running, or a scrape message visible that the
+        mapping has not received yet (under load the poller may take a while to get to it; the clock
+        must not jump past the deadlines that message would still meet, such as a reconciler's
+        threshold)."""
+        if any(s.in_flight for s in self.runtime.stats.values()):
+            return True
+        attributes = self.client("sqs").get_queue_attributes(
+            QueueUrl=self.pipeline["scrape_queue_url"], AttributeNames=["ApproximateNumberOfMessages"]
+        )["Attributes"]
+        return int(attributes.get("ApproximateNumberOfMessages", 0)) > 0
+
+    def wait_terminal(
+        self,
+        job_id: str,
+        *,
+        timeout: float,
+        idle_skip: float = 300.0,
+        settle: float = 1.0,
+        interval: float = 0.2,
+        on_update: Callable[[JobProgress], None] | None = None,
+    ) -> JobProgress:
+        """Follow the job (the ``outreach job status --watch`` loop) until every task is terminal.
+
+        When nothing is in flight or waiting in the scrape queue and the counters did not move for
+        ``settle`` seconds, nothing can happen before some virtual deadline (a visibility timeout, a
+        retry delay, a lease, the next reconciler run): the clock then jumps ``idle_skip`` virtual
+        seconds, so idle virtual minutes cost no wall time. Raises FollowTimeout after ``timeout``
+        real seconds.
+        """
+        last: dict[str, Any] = {"counts": None, "since": time.monotonic()}
+
+        def update(progress: JobProgress) -> None:
+            now = time.monotonic()
+            if progress.counts != last["counts"] or self.busy():
+                last["counts"], last["since"] = dict(progress.counts), now
+            elif idle_skip and now - last["since"] >= settle:
+                self.clock.advance(idle_skip)
+                last["since"] = now
+            if on_update is not None:
+                on_update(progress)
+
+        return follow_job(job_id, update, interval=interval, timeout=timeout, read_counts=self.job_counts)
+
+    def tasks(self, job_id: str) -> list[dict[str, Any]]:
+        """Every task row of the job, read from the table (the source of truth)."""
+        pages = (
+            self.client("dynamodb")
+            .get_paginator("scan")
+            .paginate(
+                TableName=self.pipeline["tasks_table_name"],
+                FilterExpression="job_id = :j AND kind = :k",
+                ExpressionAttributeValues={":j": {"S": job_id}, ":k": {"S": "scrape"}},
+            )
+        )
+        return [
+            {k: next(iter(v.values())) for k, v in item.items()}
+            for page in pages
+            for item in page.get("Items", [])
+        ]
+
+    def queue_messages(self, url: str) -> list[dict[str, Any]]:
+        """Drain-free look at a queue: receive with visibility 0 until every message was seen."""
+        sqs = self.client("sqs")
+        seen: dict[str, dict[str, Any]] = {}
+        for _ in range(50):
+            response = sqs.receive_message(
+                QueueUrl=url,
+                MaxNumberOfMessages=10,
+                VisibilityTimeout=0,
+                MessageAttributeNames=["All"],
+                AttributeNames=["All"],
+            )
+            new = [m for m in response.get("Messages", []) if m["MessageId"] not in seen]
+            if not new:
+                break
+            seen.update({m["MessageId"]: m for m in new})
+        return list(seen.values())
+
+    def reconciler_actions(self) -> dict[str, int]:
+        """What the scrape reconciler's runs did so far, summed from what each run returned."""
+        name = str(self.pipeline["scrape_reconciler_function_name"])
+        totals: dict[str, int] = {"runs": 0}
+        for entry in self.journal.entries("async.succeeded"):
+            if entry["function"].rsplit(":", 1)[-1] != name or not isinstance(entry["payload"], dict):
+                continue
+            totals["runs"] += 1
+            for action, count in entry["payload"].get("actions", {}).items():
+                totals[action] = totals.get(action, 0) + int(count)
+        return totals
+
+    def objects(self, bucket: str | None, prefix: str = "") -> list[str]:
+        if not bucket:
+            return []
+        pages = self.client("s3").get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+        return [o["Key"] for page in pages for o in page.get("Contents", [])]
+
+
+@contextlib.contextmanager
+def local_pipeline(
+    *,
+    sites: int,
+    port: int | None = DEFAULT_PORT,
+    scale: float = 10.0,
+    region: str = "eu-central-1",
+    dispatch_mode: str = "lambda",
+    scraper_concurrency: int = 140,
+    local_workers: int = 16,
+    package_dir: Path | None = None,
+    extra_variables: Mapping[str, str] | None = None,
+    farm_options: Mapping[str, Any] | None = None,
+    extra_env: Mapping[str, str] | None = None,
+) -> Iterator[LocalPipeline]:
+    """Bring the whole pipeline up on loopback; tear every process down on exit."""
+    clock = VirtualClock(scale)
+    workdir = Path(tempfile.mkdtemp(prefix="outreach-local-"))
+    journal = Journal()
+    try:
+        with embedded_aws(port if port is not None else free_port(), clock=clock) as endpoint:
+            variables: dict[str, Any] = {
+                "endpoint": endpoint,
+                "region": region,
+                "dispatch_mode": dispatch_mode,
+                "scraper_concurrency": scraper_concurrency,
+            }
+            if package_dir is not None:
+                variables["package_dir"] = str(package_dir.resolve())
+            variables.update(extra_variables or {})
+            root = terraform_cli.copy_configuration(LOCAL_ROOT, workdir / "config")
+            if package_dir is None:
+                variables["package_dir"] = str(terraform_cli.REPO / "dist")
+            state = workdir / "terraform.tfstate"
+            outputs = terraform_cli.apply_root(
+                root,
+                variables={k: str(v) for k, v in variables.items()},
+                state=state,
+                data_dir=workdir / ".terraform",
+                parallelism=8,
+            )
+            runtime = FunctionRuntime(
+                endpoint,
+                clock,
+                cache_dir=workdir / "functions",
+                region=region,
+                max_workers_per_function=local_workers,
+                extra_env=extra_env,
+            )
+            farm = WebFarm(sites, **dict(farm_options or {})).start()
+            cloud = LocalCloud(endpoint, clock, runtime, region=region, journal=journal)
+            try:
+                cloud.start()
+                yield LocalPipeline(endpoint, region, clock, outputs, runtime, cloud, farm, journal, state)
+            finally:
+                # Close the runtime first: in-flight invocations end at once and no new ones start,
+                # so the pollers stop without waiting out function timeouts.
+                runtime.close()
+                cloud.stop()
+                farm.stop()
+    finally:
+        clock.close()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+__all__ = ["STATUSES", "TERMINAL", "FollowTimeout", "JobProgress", "LocalPipeline", "local_pipeline"]

@@ -1,0 +1,167 @@
+"""moto server in-process on loopback, with moto's own push-to-Lambda delivery turned off.
+
+moto delivers event source mappings by pushing records into Docker Lambdas; with no Docker engine it
+drops them (and for SQS it first receives the messages, bumping their receive count). Here mappings
+are still created, listed and described through the Lambda API, but never registered on the queue,
+table or stream, so records stay where they are until the project's pollers deliver them.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import socket
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from embedded_aws.clock import VirtualClock, install_in_moto
+from embedded_aws.dynamodb_size_limits import enforce_dynamodb_size_limits
+from embedded_aws.dynamodb_transactions import make_transactions_atomic
+from embedded_aws.filter_validation import refuse_invalid_filter_patterns
+from embedded_aws.lambda_account_settings import report_account_settings
+from embedded_aws.scheduler_client_token import honour_schedule_client_tokens
+from embedded_aws.ses_account import report_ses_account
+from embedded_aws.ses_v2 import support_ses_v2
+from embedded_aws.sqs_message_move import support_message_move_tasks
+from embedded_aws.sqs_queue_scans import scan_queues_with_one_clock_read
+from embedded_aws.sqs_redrive_allow_policy import keep_redrive_allow_policies
+
+DEFAULT_PORT = 4566
+
+
+class _DiscardingRegistry(dict[str, Any]):
+    """A mapping registry that accepts registrations and keeps none of them."""
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        return None
+
+
+def _without_push(init: Callable[..., None]) -> Callable[..., None]:
+    @functools.wraps(init)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        self.lambda_event_source_mappings = _DiscardingRegistry()
+
+    wrapper.__outreach_no_push__ = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+def disable_lambda_push() -> None:
+    """Patch moto's queue, table and Kinesis stream models so mappings never push. Idempotent."""
+    from moto.dynamodb.models.table import Table
+    from moto.kinesis.models import Stream
+    from moto.sqs.models import Queue
+
+    for model in (Queue, Table, Stream):
+        if not getattr(model.__init__, "__outreach_no_push__", False):
+            model.__init__ = _without_push(model.__init__)  # type: ignore[method-assign]
+
+
+def _secure_transport_holds(condition: Any) -> bool:
+    """True when a statement's condition is only about ``aws:SecureTransport`` being false."""
+    if not isinstance(condition, dict) or set(condition) != {"Bool"}:
+        return False
+    keys = {k.lower(): str(v).lower() for k, v in condition["Bool"].items()}
+    return keys == {"aws:securetransport": "false"} or keys == {"aws:securetransport": "['false']"}
+
+
+def evaluate_bucket_policies_as_tls() -> None:
+    """Make moto evaluate bucket policies as for a request over TLS. Idempotent.
+
+    moto ignores policy conditions, so the usual "deny everything unless aws:SecureTransport" statement
+    denies every request. The emulator stands in for AWS's TLS endpoints: statements that only deny
+    insecure transport are left out of the evaluation; every other statement still applies.
+    """
+    from moto.s3.models import FakeBucket
+
+    if getattr(FakeBucket.get_permission, "__outreach_tls__", False):
+        return
+    original = FakeBucket.get_permission
+
+    def get_permission(self: Any, action: str, resource: str) -> Any:
+        if self.policy is None:
+            return original(self, action, resource)
+        import json
+
+        document = json.loads(self.policy.decode())
+        statements = document.get("Statement", [])
+        if isinstance(statements, dict):
+            statements = [statements]
+        kept = [
+            st
+            for st in statements
+            if not (st.get("Effect") == "Deny" and _secure_transport_holds(st.get("Condition")))
+        ]
+        if len(kept) == len(statements):
+            return original(self, action, resource)
+        from moto.iam.access_control import IAMPolicy, PermissionResult
+
+        if not kept:
+            return PermissionResult.NEUTRAL
+        return IAMPolicy(json.dumps({**document, "Statement": kept})).is_action_permitted(action, resource)
+
+    get_permission.__outreach_tls__ = True  # type: ignore[attr-defined]
+    FakeBucket.get_permission = get_permission  # type: ignore[method-assign]
+
+
+def list_moto_services_once() -> None:
+    """Read moto's list of service packages once, not on every request. Idempotent.
+
+    moto's server finds the backend of a request by listing its own package folder and checking every
+    entry with ``isdir``: a couple of hundred file-system calls per request, a tenth of the emulator's
+    time when sixteen scrapers and their pollers call it at once. The folder does not change while the
+    server runs.
+    """
+    from moto import backends
+
+    if getattr(backends.list_of_moto_modules, "__outreach_once__", False):
+        return
+    services = tuple(backends.list_of_moto_modules())
+
+    def listed() -> tuple[str, ...]:
+        return services
+
+    listed.__outreach_once__ = True  # type: ignore[attr-defined]
+    backends.list_of_moto_modules = listed
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def embedded_aws(port: int | None = None, clock: VirtualClock | None = None) -> Iterator[str]:
+    """Run moto server on 127.0.0.1 for the duration of the block; yields its endpoint URL.
+
+    With ``clock`` every time moto keeps (visibility timeouts, timestamps) follows that virtual clock.
+    """
+    from moto.server import ThreadedMotoServer
+
+    disable_lambda_push()
+    list_moto_services_once()
+    evaluate_bucket_policies_as_tls()
+    make_transactions_atomic()
+    enforce_dynamodb_size_limits()
+    support_message_move_tasks()
+    keep_redrive_allow_policies()
+    scan_queues_with_one_clock_read()
+    refuse_invalid_filter_patterns()
+    report_account_settings()
+    report_ses_account()
+    support_ses_v2()
+    honour_schedule_client_tokens()
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    if clock is not None:
+        install_in_moto(clock)
+    chosen = port if port is not None else free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=chosen, verbose=False)
+    server.start()
+    try:
+        yield f"http://127.0.0.1:{chosen}"
+    finally:
+        server.stop()
+        if clock is not None:
+            install_in_moto(None)

@@ -1,0 +1,188 @@
+"""What an environment root will create, read from its plan against a throwaway embedded AWS.
+
+``make preflight`` needs a root's own settings before anything is applied: its provider's region,
+the accounts it may deploy to, each function's reserved concurrency, its variables and outputs.
+Terraform computes all of them, so Terraform is asked: the root and the modules are copied to a
+scratch directory with an override file (local state, fake credentials, no account pin), empty zips
+stand in for ``make package``'s, and ``terraform plan`` runs against a moto server started for the
+purpose on loopback (``AWS_ENDPOINT_URL``), so no credentials are used and nothing reaches an account.
+``terraform show -json`` of that plan is then read (https://developer.hashicorp.com/terraform/internals/json-format).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from python_terraform import IsFlagged
+
+from embedded_aws.server import embedded_aws
+from outreach_dev import packaging, terraform_cli
+
+OVERRIDE_FILE = "preflight_override.tf"
+PLAN_FILE = "preflight.tfplan"
+
+# Local state, fake credentials and no account pin: the plan runs against the scratch emulator only.
+_OVERRIDE = """\
+terraform {
+  backend "local" {}
+}
+
+provider "aws" {
+  access_key                  = "test"
+  secret_key                  = "test"
+  skip_credentials_validation = true
+  skip_requesting_account_id  = true
+  skip_metadata_api_check     = true
+  skip_region_validation      = true
+  s3_use_path_style           = true
+  allowed_account_ids         = null
+}
+"""
+
+# Variables (or outputs) by which a root names what it deploys to.
+ALLOWED_ACCOUNTS_VARIABLE = "allowed_account_ids"
+ENDPOINT_VARIABLE = "endpoint"
+
+
+@dataclass(frozen=True)
+class PlannedResource:
+    address: str
+    type: str
+    values: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class RootPlan:
+    """A root's settings as its plan has them."""
+
+    env: str
+    region: str | None
+    allowed_account_ids: tuple[str, ...]
+    # Function name -> reserved concurrency (None: the function uses the unreserved pool).
+    reservations: Mapping[str, int | None]
+    # Root variables and the outputs the plan knows, by name (an output wins over a variable).
+    values: Mapping[str, Any]
+    resources: tuple[PlannedResource, ...]
+
+    @property
+    def reserved_total(self) -> int:
+        return sum(r for r in self.reservations.values() if r is not None)
+
+    def of_type(self, *types: str) -> list[PlannedResource]:
+        return [r for r in self.resources if r.type in types]
+
+
+class RootPlanError(RuntimeError):
+    """The root did not plan; the message carries Terraform's first error."""
+
+
+def _expression(expressions: Mapping[str, Any], name: str, variables: Mapping[str, Any]) -> Any:
+    expression = expressions.get(name) or {}
+    if "constant_value" in expression:
+        return expression["constant_value"]
+    for reference in expression.get("references", []):
+        if reference.startswith("var."):
+            return variables.get(reference.removeprefix("var."))
+    return None
+
+
+def from_plan_json(env: str, plan: Mapping[str, Any]) -> RootPlan:
+    """Read a ``terraform show -json`` plan document."""
+    variables = {name: v.get("value") for name, v in plan.get("variables", {}).items()}
+    outputs = plan.get("planned_values", {}).get("outputs", {})
+    known_outputs = {name: o["value"] for name, o in outputs.items() if "value" in o}
+    provider = plan.get("configuration", {}).get("provider_config", {}).get("aws", {})
+    region = _expression(provider.get("expressions", {}), "region", variables)
+    resources = tuple(
+        PlannedResource(change["address"], change["type"], change["change"].get("after") or {})
+        for change in plan.get("resource_changes", [])
+        if change.get("mode") == "managed" and "delete" not in change["change"]["actions"]
+    )
+    reservations: dict[str, int | None] = {}
+    for resource in resources:
+        if resource.type == "aws_lambda_function":
+            reserved = resource.values.get("reserved_concurrent_executions")
+            reservations[str(resource.values["function_name"])] = (
+                None if reserved is None or int(reserved) < 0 else int(reserved)
+            )
+    allowed = variables.get(ALLOWED_ACCOUNTS_VARIABLE) or ()
+    return RootPlan(
+        env=env,
+        region=None if region is None else str(region),
+        allowed_account_ids=tuple(str(a) for a in allowed),
+        reservations=reservations,
+        values={**variables, **known_outputs},
+        resources=resources,
+    )
+
+
+def _placeholder_packages(directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    for function in packaging.FUNCTIONS:
+        (directory / f"{function}.zip").write_bytes(b"")
+    return directory
+
+
+def _declares(root: Path, variable: str) -> bool:
+    return any(f'variable "{variable}"' in f.read_text() for f in root.glob("*.tf"))
+
+
+def _scratch_environment(endpoint: str, data_dir: Path) -> dict[str, str]:
+    """What terraform runs with on top of this process's environment: every AWS call to the
+    emulator (the override's static keys win over any profile or keys the operator has set)."""
+    return {"AWS_ENDPOINT_URL": endpoint, "TF_DATA_DIR": str(data_dir), "TF_IN_AUTOMATION": "1"}
+
+
+def first_error(text: str) -> str:
+    """Terraform's first ``Error:`` title and its explanation (the paragraph past the source
+    context), on one line."""
+    _, found, rest = text.partition("Error: ")
+    if not found:
+        lines = [line for line in text.splitlines() if line.strip()]
+        return lines[-1].strip() if lines else "terraform failed"
+    title, _, body = rest.partition("\n")
+    paragraphs = [
+        " ".join(line.strip(" │╷╵") for line in block.splitlines()).strip() for block in body.split("\n\n")
+    ]
+    explanation = next(
+        (p for p in paragraphs if p and not p.startswith(("on ", "with ", "This was checked", "Error: "))),
+        "",
+    )
+    return f"{title.strip()}: {explanation}" if explanation else title.strip()
+
+
+def read_root_plan(env: str) -> RootPlan:
+    """Plan ``terraform/environments/<env>`` on a scratch emulator and read the plan."""
+    root = terraform_cli.environment_dir(env)
+    with tempfile.TemporaryDirectory(prefix="outreach-preflight-") as scratch:
+        work = Path(scratch)
+        copy = terraform_cli.copy_configuration(root, work / "config")
+        (copy / OVERRIDE_FILE).write_text(_OVERRIDE)
+        variables = {"package_dir": str(_placeholder_packages(work / "packages"))}
+        with embedded_aws() as endpoint:
+            if _declares(copy, ENDPOINT_VARIABLE):
+                variables[ENDPOINT_VARIABLE] = endpoint
+            environment = _scratch_environment(endpoint, work / ".terraform")
+            var_args = [f"-var={key}={value}" for key, value in sorted(variables.items())]
+            try:
+                terraform_cli.init(copy, data_dir=work / ".terraform", lockfile_readonly=True)
+                terraform_cli.run(
+                    copy,
+                    "plan",
+                    *var_args,
+                    env=environment,
+                    input=False,
+                    lock=False,
+                    refresh=False,
+                    no_color=IsFlagged,
+                    out=PLAN_FILE,
+                )
+                shown = terraform_cli.run(copy, "show", PLAN_FILE, env=environment, json=IsFlagged)
+            except terraform_cli.TerraformError as exc:
+                raise RootPlanError(first_error(str(exc))) from exc
+    return from_plan_json(env, json.loads(shown.stdout))

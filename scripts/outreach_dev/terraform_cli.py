@@ -1,0 +1,308 @@
+"""Terraform for the project's modules and environment roots, driven with python-terraform.
+
+    python -m outreach_dev.terraform_cli check           # fmt -check, validate, terraform test
+    python -m outreach_dev.terraform_cli validate        # fmt -check + validate every root and module
+    python -m outreach_dev.terraform_cli test            # terraform test wherever tests/ exists
+    python -m outreach_dev.terraform_cli plan --env dev  # init with backend.hcl, plan to tfplan
+    python -m outreach_dev.terraform_cli apply --env dev # apply that saved plan
+
+``terraform init`` installs providers from the filesystem mirror named by TF_PLUGIN_DIR when it is
+set (for example /opt/tf-plugins), and from the registry otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from python_terraform import IsFlagged, Terraform
+
+from outreach_dev.env_vars import overridden
+
+REPO = Path(__file__).resolve().parents[2]
+MODULES_DIR = REPO / "modules"
+ENVIRONMENTS_DIR = REPO / "terraform" / "environments"
+PLAN_FILE = "tfplan"
+BACKEND_FILE = "backend.hcl"
+
+
+class TerraformError(RuntimeError):
+    """A terraform command failed; the message carries its output."""
+
+
+@dataclass(frozen=True)
+class Result:
+    directory: Path
+    command: str
+    seconds: float
+    stdout: str
+    stderr: str = ""
+
+    @property
+    def output(self) -> str:
+        return f"{self.stdout}{self.stderr}"
+
+
+DEFAULT_PLUGIN_DIR = Path("/opt/tf-plugins")
+
+
+def plugin_dir() -> str | None:
+    """The provider mirror to init from: TF_PLUGIN_DIR when set (empty means the registry),
+    else /opt/tf-plugins when it exists, as the Makefile does."""
+    if "TF_PLUGIN_DIR" in os.environ:
+        return os.environ["TF_PLUGIN_DIR"].strip() or None
+    return str(DEFAULT_PLUGIN_DIR) if DEFAULT_PLUGIN_DIR.is_dir() else None
+
+
+def modules() -> list[Path]:
+    return sorted(p.parent for p in MODULES_DIR.glob("*/versions.tf"))
+
+
+def environments() -> list[Path]:
+    return sorted(p.parent for p in ENVIRONMENTS_DIR.glob("*/versions.tf"))
+
+
+def tested_configurations() -> list[Path]:
+    """Modules and roots that carry ``tests/*.tftest.hcl``."""
+    return [d for d in (*modules(), *environments()) if any((d / "tests").glob("*.tftest.hcl"))]
+
+
+def relative(path: Path) -> str:
+    return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
+
+
+def run(
+    directory: Path,
+    command: str,
+    *args: str,
+    capture: bool = True,
+    env: Mapping[str, str] | None = None,
+    **options: Any,
+) -> Result:
+    """Run one terraform command in ``directory``; raise TerraformError when it fails."""
+    terraform = Terraform(working_dir=str(directory))
+    started = time.monotonic()
+    with overridden(env or {}):
+        code, out, err = terraform.cmd(command, *args, capture_output=capture, **options)
+    seconds = time.monotonic() - started
+    if code != 0:
+        raise TerraformError(
+            f"terraform {command} failed in {relative(directory)} (exit {code}):\n{out or ''}{err or ''}"
+        )
+    return Result(directory, command, seconds, out or "", err or "")
+
+
+def init(
+    directory: Path,
+    *,
+    backend: bool = True,
+    backend_config: Path | None = None,
+    data_dir: Path | None = None,
+    capture: bool = True,
+    lockfile_readonly: bool = False,
+) -> Result:
+    options: dict[str, Any] = {"input": False, "no_color": IsFlagged}
+    if lockfile_readonly:
+        options["lockfile"] = "readonly"  # verify against the committed lock file, never rewrite it
+    if not backend:
+        options["backend"] = False
+    if backend_config is not None:
+        options["backend_config"] = str(backend_config)
+    mirror = plugin_dir()
+    if mirror:
+        options["plugin_dir"] = mirror
+    env = {"TF_DATA_DIR": str(data_dir)} if data_dir is not None else None
+    return run(directory, "init", capture=capture, env=env, **options)
+
+
+def fmt_check(directories: Sequence[Path]) -> Result:
+    return run(REPO, "fmt", *(relative(d) for d in directories), check=IsFlagged, recursive=IsFlagged)
+
+
+def validate_one(directory: Path) -> Result:
+    started = time.monotonic()
+    init(directory, backend=False)
+    result = run(directory, "validate", no_color=IsFlagged)
+    return Result(directory, "validate", time.monotonic() - started, result.output)
+
+
+def test_one(directory: Path) -> Result:
+    started = time.monotonic()
+    init(directory, backend=False)
+    result = run(directory, "test", no_color=IsFlagged)
+    return Result(directory, "test", time.monotonic() - started, result.output)
+
+
+def check_one(directory: Path) -> Result:
+    """init once, then validate and (where tests/ exists) terraform test."""
+    started = time.monotonic()
+    init(directory, backend=False)
+    output = run(directory, "validate", no_color=IsFlagged).output
+    if directory in tested_configurations():
+        output += run(directory, "test", no_color=IsFlagged).output
+    return Result(directory, "check", time.monotonic() - started, output)
+
+
+def _each(action: Any, directories: Sequence[Path], label: str) -> list[Result]:
+    # Two at a time: each terraform process loads the ~700 MB provider binary.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(action, directories))
+    for result in results:
+        print(f"  {label:<9} {relative(result.directory):<42} {result.seconds:5.1f}s", flush=True)
+    return results
+
+
+def validate_all() -> None:
+    started = time.monotonic()
+    fmt_check([MODULES_DIR, REPO / "terraform"])
+    print("  fmt       modules terraform                            ok", flush=True)
+    _each(validate_one, [*modules(), *environments()], "validate")
+    print(f"validate: every module and root is valid ({time.monotonic() - started:.1f}s)")
+
+
+def _print_test_summaries(results: Sequence[Result]) -> None:
+    for result in results:
+        summary = [line for line in result.output.splitlines() if line.startswith(("Success!", "Failure!"))]
+        if summary:
+            print(f"    {relative(result.directory)}: {' '.join(summary)}")
+
+
+def check_all() -> None:
+    started = time.monotonic()
+    fmt_check([MODULES_DIR, REPO / "terraform"])
+    print("  fmt       modules terraform                            ok", flush=True)
+    results = _each(check_one, [*modules(), *environments()], "check")
+    _print_test_summaries(results)
+    print(f"terraform check: formatted, valid and tested ({time.monotonic() - started:.1f}s)")
+
+
+def test_all() -> None:
+    started = time.monotonic()
+    results = _each(test_one, tested_configurations(), "test")
+    _print_test_summaries(results)
+    print(f"terraform test: every module and root passes ({time.monotonic() - started:.1f}s)")
+
+
+def environment_dir(name: str) -> Path:
+    directory = ENVIRONMENTS_DIR / name
+    if not (directory / "versions.tf").is_file():
+        known = ", ".join(d.name for d in environments())
+        raise TerraformError(f"no environment {name!r} under terraform/environments (known: {known})")
+    return directory
+
+
+def _init_environment(directory: Path) -> None:
+    example = directory / f"{BACKEND_FILE}.example"
+    backend_file = directory / BACKEND_FILE
+    if example.is_file() and not backend_file.is_file():
+        raise TerraformError(
+            f"{relative(backend_file)} is missing: copy {relative(example)} to it "
+            "and fill in the state bucket"
+        )
+    init(directory, backend_config=backend_file if backend_file.is_file() else None, capture=False)
+
+
+def plan(name: str) -> Path:
+    directory = environment_dir(name)
+    _init_environment(directory)
+    run(directory, "plan", capture=False, input=False, out=PLAN_FILE)
+    saved = directory / PLAN_FILE
+    print(f"plan saved to {relative(saved)}; apply it with `make apply ENV={name}`")
+    return saved
+
+
+def apply(name: str) -> None:
+    directory = environment_dir(name)
+    saved = directory / PLAN_FILE
+    if not saved.is_file():
+        raise TerraformError(
+            f"no saved plan at {relative(saved)}: run `make plan ENV={name}` and review it first"
+        )
+    _init_environment(directory)
+    run(directory, "apply", PLAN_FILE, capture=False, input=False)
+    saved.unlink()
+
+
+def copy_configuration(root: Path, destination: Path) -> Path:
+    """Copy the modules and ``root`` (a directory under terraform/environments) to ``destination``.
+
+    The copy keeps the relative module paths and the root's lock file, so a throwaway apply runs
+    exactly the committed configuration without writing state or .terraform/ into the repository.
+    """
+    ignore = shutil.ignore_patterns(
+        ".terraform", "tests", "*.tfstate", "*.tfstate.backup", "tfplan", "backend.hcl"
+    )
+    shutil.copytree(MODULES_DIR, destination / "modules", ignore=ignore)
+    target = destination / root.relative_to(REPO)
+    shutil.copytree(root, target, ignore=ignore)
+    return target
+
+
+def apply_root(
+    directory: Path,
+    *,
+    variables: Mapping[str, str],
+    state: Path | None = None,
+    data_dir: Path | None = None,
+    parallelism: int = 20,
+) -> dict[str, Any]:
+    """Init (against the committed lock file) and apply a root, auto-approved; returns its outputs."""
+    init(directory, data_dir=data_dir, lockfile_readonly=True)
+    env = {"TF_DATA_DIR": str(data_dir)} if data_dir is not None else None
+    state_option: dict[str, Any] = {"state": str(state)} if state is not None else {}
+    var_args = [f"-var={key}={value}" for key, value in sorted(variables.items())]
+    run(
+        directory,
+        "apply",
+        *var_args,
+        env=env,
+        auto_approve=IsFlagged,
+        input=False,
+        no_color=IsFlagged,
+        parallelism=parallelism,
+        **state_option,
+    )
+    result = run(directory, "output", env=env, json=IsFlagged, **state_option)
+    outputs: dict[str, Any] = {name: value["value"] for name, value in json.loads(result.stdout).items()}
+    return outputs
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Terraform for the modules and environment roots.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("check", help="fmt -check, validate every root and module, terraform test all of them")
+    sub.add_parser("validate", help="fmt -check and validate every root and module")
+    sub.add_parser("test", help="terraform test in every module and root that has tests/")
+    for name in ("plan", "apply"):
+        command = sub.add_parser(name, help=f"{name} one environment")
+        command.add_argument("--env", required=True, help="environment under terraform/environments")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("TF_IN_AUTOMATION", "1")  # no "run terraform apply next" hints
+    try:
+        if args.command == "check":
+            check_all()
+        if args.command == "validate":
+            validate_all()
+        if args.command == "test":
+            test_all()
+        if args.command == "plan":
+            plan(args.env)
+        if args.command == "apply":
+            apply(args.env)
+    except TerraformError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""The send plan: one PlannedEmail per recipient and step, inside the window and under the rate.
+
+Steps are planned in order. The first step of every recipient is due at the start; a follow-up is due
+its ``after_days`` calendar days (in the window's zone) after the same recipient's previous step. A due
+time is moved to the next minute the window is open in that still has room under ``max_per_minute``;
+the emails of one minute are spread over its seconds. The minutes are counted over the whole campaign
+(all steps), and recipients keep their order, so the same campaign, recipients and start always give
+the same plan.
+
+A recipient whose messages cannot all be rendered (a missing placeholder, an unsafe header), or one of
+whose task rows would be too large for DynamoDB (measured as the task store will write it,
+``task_store.email_row_size``, against ``task_store.MAX_ROW_BYTES``: the 400 KB item limit less the
+room its later updates need), is reported with its row and the reason and gets no email at all: a
+campaign never sends a follow-up to someone who could not get the first mail.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from outreach import task_store
+from outreach.email_task import EmailMessage, PlannedEmail
+from outreach.item_size import ITEM_LIMIT_BYTES
+from outreach_operator.campaigns.campaign_file import Campaign, SendWindow
+from outreach_operator.campaigns.recipients import Recipient, RejectedRow
+from outreach_operator.campaigns.rendering import RenderError, render_step
+from outreach_operator.campaigns.send_window import add_local_days, next_open
+
+
+@dataclass
+class CampaignPlan:
+    emails: list[PlannedEmail] = field(default_factory=list)
+    rejected: list[RejectedRow] = field(default_factory=list)
+
+
+class _MinuteLedger:
+    """Emails planned per minute (minutes since the epoch, UTC), and where the next free one is."""
+
+    def __init__(self, window: SendWindow, per_minute: int) -> None:
+        self._window = window
+        self._per_minute = per_minute
+        self._count: dict[int, int] = {}
+        self._skip: dict[int, int] = {}  # a full minute -> a later minute to try next
+
+    def _open(self, minute: int) -> int:
+        opened = next_open(self._window, datetime.fromtimestamp(minute * 60, UTC))
+        return math.ceil(opened.timestamp() / 60)
+
+    def take(self, due: datetime) -> datetime:
+        """The send time of one more email due at ``due``: the first open minute with room."""
+        minute = self._open(math.ceil(due.timestamp() / 60))
+        full: list[int] = []
+        while self._count.get(minute, 0) >= self._per_minute:
+            full.append(minute)
+            minute = self._open(self._skip.get(minute, minute + 1))
+        for passed in full:
+            self._skip[passed] = minute
+        taken = self._count.get(minute, 0)
+        self._count[minute] = taken + 1
+        return datetime.fromtimestamp(minute * 60 + taken * 60 // self._per_minute, UTC)
+
+
+def _render_all(campaign: Campaign, recipient: Recipient) -> list[EmailMessage]:
+    return [
+        render_step(campaign, step, recipient.email, recipient.values)
+        for step in range(1, len(campaign.steps) + 1)
+    ]
+
+
+def _planned(campaign: Campaign, step: int, send_at: datetime, message: EmailMessage) -> PlannedEmail:
+    return PlannedEmail(
+        campaign_id=campaign.campaign_id,
+        step=step,
+        send_at=send_at,
+        timezone=campaign.window.timezone,
+        message=message,
+        max_per_minute=campaign.max_per_minute,
+    )
+
+
+def _oversized_row(campaign: Campaign, rendered: Sequence[EmailMessage], start: datetime) -> str | None:
+    """Why one of the recipient's task rows cannot be written, naming its step; ``None`` if all can.
+    (A row's size does not depend on its send time: ``send_at`` is stored at a fixed width.)"""
+    for step, message in enumerate(rendered, start=1):
+        size = task_store.email_row_size(_planned(campaign, step, start, message))
+        if size > task_store.MAX_ROW_BYTES:
+            return (
+                f"steps.{step - 1}: the task row would be {size:,} bytes, DynamoDB's item limit is "
+                f"{ITEM_LIMIT_BYTES // 1024} KB (a row may have {task_store.MAX_ROW_BYTES:,} bytes, "
+                f"{task_store.ROW_GROWTH_BYTES:,} are kept for what sending adds)"
+            )
+    return None
+
+
+def plan_campaign(campaign: Campaign, recipients: Sequence[Recipient], start: datetime) -> CampaignPlan:
+    """Render and time every step for every recipient, from ``start`` (timezone-aware) on."""
+    if start.tzinfo is None:
+        raise ValueError("start must be timezone-aware")
+    window = campaign.window
+    plan = CampaignPlan()
+    messages: list[tuple[Recipient, list[EmailMessage]]] = []
+    for recipient in recipients:
+        try:
+            rendered = _render_all(campaign, recipient)
+        except RenderError as exc:
+            plan.rejected.append(RejectedRow(recipient.row, recipient.source, recipient.email, str(exc)))
+            continue
+        too_large = _oversized_row(campaign, rendered, start)
+        if too_large is not None:
+            plan.rejected.append(RejectedRow(recipient.row, recipient.source, recipient.email, too_large))
+            continue
+        messages.append((recipient, rendered))
+    ledger = _MinuteLedger(window, campaign.max_per_minute)
+    previous: list[datetime] = [start] * len(messages)
+    for step, definition in enumerate(campaign.steps, start=1):
+        for index, (_, rendered) in enumerate(messages):
+            due = add_local_days(window, previous[index], definition.after_days)
+            send_at = ledger.take(due).astimezone(window.zone)
+            previous[index] = send_at
+            plan.emails.append(_planned(campaign, step, send_at, rendered[step - 1]))
+    return plan

@@ -1,0 +1,149 @@
+"""Rendering a campaign step for one recipient: bounded, sandboxed Jinja2, every placeholder required.
+
+Why Jinja2 and not ``str.format``: ``str.format`` placeholders reach attributes and items of the values
+(``{x.__class__}``), so a template would need its own guard; Jinja2's sandboxed environment refuses
+unsafe attribute access and method calls, so a template cannot execute code (see the Jinja2 sandbox
+documentation), and the immutable variant cannot change the values it is given. ``StrictUndefined``
+makes a missing placeholder an error that names it at scheduling time instead of a mail with a hole
+(``{{ name | default("there") }}`` states an optional one). Empty values count as missing. The HTML body
+is autoescaped: values come from scraped websites and CSV files, neither trusted as markup.
+
+The placeholders are the recipient's values (CSV columns, or a scraped site's company, website and
+e-mail), ``email`` (the recipient address), ``campaign_id``, ``step`` and ``unsubscribe`` (the rendered
+List-Unsubscribe target, for a link in the body). Headers are checked by ``EmailMessage`` itself: a
+value with CR or LF in the subject is refused, naming the field.
+
+What a template may cost is bounded (``template_sandbox``: one template, no include or import; values,
+steps, time and output capped), and so is what it makes: each field and the whole message have a size
+cap (``message_caps``), a subject may not carry bidirectional controls or zero-width characters
+(``subject_characters``), every link of the HTML body must be http(s) or mailto:
+(``html_links``), and the unsubscribe target is one URI on the campaign's own host with every value
+percent-encoded (``unsubscribe_uri``). Every failure of a template, whatever it raised, is a
+``RenderError`` naming the field; planning adds the row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal
+
+from jinja2 import StrictUndefined, Template, TemplateError, TemplateSyntaxError
+
+from outreach.email_task import EmailMessage, UnsafeEmail
+from outreach_operator.campaigns import message_caps, unsubscribe_uri
+from outreach_operator.campaigns.html_links import link_problem
+from outreach_operator.campaigns.subject_characters import invisible_character
+from outreach_operator.campaigns.template_sandbox import BoundedSandbox, render_bounded
+from outreach_operator.report_values import shorten
+
+if TYPE_CHECKING:
+    from outreach_operator.campaigns.campaign_file import Campaign
+
+Kind = Literal["text", "html", "uri"]
+
+_OPTIONS: dict[str, Any] = {"undefined": StrictUndefined, "keep_trailing_newline": True}
+_ENVIRONMENTS: dict[Kind, BoundedSandbox] = {
+    "text": BoundedSandbox(autoescape=False, **_OPTIONS),
+    "html": BoundedSandbox(autoescape=True, **_OPTIONS),
+    "uri": BoundedSandbox(
+        autoescape=False,
+        encode=unsubscribe_uri.percent_encoded,
+        filters={"urlencode": unsubscribe_uri.urlencode},
+        **_OPTIONS,
+    ),
+}
+
+
+class TemplateProblem(ValueError):
+    """A template that does not compile (raised when the campaign file is read)."""
+
+
+class RenderError(ValueError):
+    """A message that cannot be rendered for one recipient: ``field`` says where, the message why."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+@lru_cache(maxsize=256)
+def compile_template(source: str, kind: Kind = "text") -> Template:
+    """The compiled template of ``source``; raises TemplateProblem with the line for a syntax error,
+    a template that uses another one, or one nested too deeply to compile."""
+    try:
+        return _ENVIRONMENTS[kind].compile_bounded(source)
+    except TemplateSyntaxError as exc:
+        raise TemplateProblem(f"template error on line {exc.lineno}: {exc.message}") from exc
+    except TemplateError as exc:
+        raise TemplateProblem(f"template error: {exc}") from exc
+    except RecursionError as exc:
+        raise TemplateProblem("template error: nested too deeply to compile") from exc
+
+
+def render_template(
+    field: str, source: str, values: Mapping[str, str], *, cap: int, kind: Kind = "text"
+) -> str:
+    """``source`` rendered with ``values``, its output at most ``cap`` characters; raises RenderError
+    naming ``field`` for anything that goes wrong."""
+    template = compile_template(source, kind)
+    try:
+        return render_bounded(template, values, cap)
+    except TemplateError as exc:
+        raise RenderError(field, shorten(str(exc), 500)) from exc
+    except RecursionError as exc:
+        raise RenderError(field, "calls nest too deeply (a macro that calls itself?)") from exc
+    except Exception as exc:  # whatever a template raised: a row refused, never a traceback
+        raise RenderError(field, f"{type(exc).__name__}: {shorten(str(exc), 500)}") from exc
+
+
+def _unsubscribe(campaign: Campaign, context: Mapping[str, str]) -> str:
+    target = render_template(
+        "unsubscribe", campaign.unsubscribe, context, cap=message_caps.UNSUBSCRIBE_CHARS, kind="uri"
+    )
+    problem = unsubscribe_uri.target_problem(target, campaign.unsubscribe)
+    if problem is not None:
+        raise RenderError("unsubscribe", f"{shorten(target)!r} {problem}")
+    return target
+
+
+def render_step(campaign: Campaign, step: int, recipient: str, values: Mapping[str, str]) -> EmailMessage:
+    """Step ``step`` (1-based) of ``campaign`` for ``recipient``, its placeholders from ``values``."""
+    definition = campaign.steps[step - 1]
+    context = {name: value for name, value in values.items() if value != ""}
+    context.update(email=recipient, campaign_id=campaign.campaign_id, step=str(step))
+    context["unsubscribe"] = _unsubscribe(campaign, context)
+    prefix = f"steps.{step - 1}"
+    subject = render_template(
+        f"{prefix}.subject", definition.subject, context, cap=message_caps.SUBJECT_CHARS
+    )
+    invisible = invisible_character(subject)
+    if invisible is not None:
+        raise RenderError(f"{prefix}.subject", invisible)
+    text = render_template(f"{prefix}.text", definition.text, context, cap=message_caps.TEXT_BYTES)
+    html = ""
+    if definition.html:
+        html = render_template(
+            f"{prefix}.html", definition.html, context, cap=message_caps.HTML_BYTES, kind="html"
+        )
+        unsafe_link = link_problem(html)
+        if unsafe_link is not None:
+            raise RenderError(f"{prefix}.html", unsafe_link)
+    fields = {"subject": subject, "text": text, "html": html, "unsubscribe": context["unsubscribe"]}
+    oversized = message_caps.too_large(prefix, fields)
+    if oversized is not None:
+        raise RenderError(*oversized)
+    try:
+        return EmailMessage(
+            sender=campaign.sender,
+            to=recipient,
+            subject=subject,
+            text=text,
+            html=html,
+            reply_to=campaign.reply_to,
+            unsubscribe=context["unsubscribe"],
+        )
+    except UnsafeEmail as exc:
+        field, _, reason = str(exc).partition(": ")
+        raise RenderError(f"{prefix}.{field}" if field in {"subject", "text"} else field, reason) from exc

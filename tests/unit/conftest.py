@@ -1,3 +1,0 @@
-"""Fixtures shared by the unit tests of more than one handler file."""
-
-from tests.unit.email_worker_support import ses  # noqa: F401 - a fixture, found by name
