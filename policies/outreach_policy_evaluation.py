@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from outreach_policy_expressions import Lazy, Unknown, evaluate_expression, plain, rendered
+from outreach_policy_expressions import Lazy, UnknownValueError, evaluate_expression, plain, rendered
 from outreach_policy_graph import GraphView
 from outreach_policy_source import is_literal, literal, optional_default
 from outreach_policy_values import MISSING, Problems, assign, is_concrete, is_unresolved, value
@@ -70,7 +70,7 @@ def _expression_value(
         return ABSENT if parsed is None else parsed
     try:
         result = rendered(evaluate_expression(expression, scope_of(view, scope, depth=depth + 1)))
-    except Unknown:
+    except UnknownValueError:
         return UNKNOWN
     return _lookup(result, remaining)
 
@@ -81,7 +81,7 @@ def _at(collection: Any, key: str) -> Any:
     value = plain(collection)
     if isinstance(value, dict) and key in value:
         return value[key]
-    raise Unknown(f"no entry {key!r}")
+    raise UnknownValueError(f"no entry {key!r}")
 
 
 class VariablePath(Lazy):
@@ -101,7 +101,7 @@ class VariablePath(Lazy):
     def resolve(self) -> Any:
         result = _variable_value(self.view, self.variable, self.keys, self.depth)
         if result is UNKNOWN:
-            raise Unknown("a variable without a known value")
+            raise UnknownValueError("a variable without a known value")
         return None if result is ABSENT else result
 
 
@@ -133,7 +133,7 @@ def scope_of(view: GraphView, scope: int, each: tuple[str, Any] | None = None, d
                 rendered = view.attrs(node).get(name)
                 if view.instance(node) == instance and not is_unresolved(rendered):
                     return rendered
-        raise Unknown(f"{root}.{name} is not evaluated")
+        raise UnknownValueError(f"{root}.{name} is not evaluated")
 
     return resolve
 

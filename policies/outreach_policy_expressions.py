@@ -4,7 +4,7 @@ Registry modules decide whether a resource exists and what each instance holds w
 of expression shapes: ``count = var.create && var.create_dlq ? 1 : 0``, ``for_each = { for k, v in
 var.mappings : k => v if local.create }`` and ``try(each.value.event_source_arn, null)``. This
 module parses and evaluates that subset; names (``var.*``, ``local.*``, ``each.*``) come from a
-``Scope`` the caller supplies, and anything outside the subset raises ``Unknown`` so that the
+``Scope`` the caller supplies, and anything outside the subset raises ``UnknownValueError`` so that the
 caller can fail closed. It has no checkov dependency.
 """
 
@@ -28,7 +28,7 @@ _TOKEN = re.compile(
 )
 
 
-class Unknown(Exception):
+class UnknownValueError(Exception):
     """The expression is outside the evaluated subset or names something without a known value."""
 
 
@@ -79,7 +79,7 @@ def _tokens(text: str) -> list[tuple[str, str]]:
     while position < len(text):
         match = _TOKEN.match(text, position)
         if match is None or match.end() == position:
-            raise Unknown(f"cannot read {text[position : position + 20]!r}")
+            raise UnknownValueError(f"cannot read {text[position : position + 20]!r}")
         kind = match.lastgroup or ""
         tokens.append((kind, match.group(kind)))
         position = match.end()
@@ -104,17 +104,17 @@ class _Parser:
 
     def take(self, expected: str | None = None) -> tuple[str, str]:
         if self.position >= len(self.tokens):
-            raise Unknown("unexpected end of expression")
+            raise UnknownValueError("unexpected end of expression")
         token = self.tokens[self.position]
         if expected is not None and token[1] != expected:
-            raise Unknown(f"expected {expected!r}, found {token[1]!r}")
+            raise UnknownValueError(f"expected {expected!r}, found {token[1]!r}")
         self.position += 1
         return token
 
     def parse(self) -> Any:
         result = self.conditional()
         if self.position != len(self.tokens):
-            raise Unknown(f"unexpected {self.peek()!r}")
+            raise UnknownValueError(f"unexpected {self.peek()!r}")
         return result
 
     def conditional(self) -> Any:
@@ -174,7 +174,7 @@ class _Parser:
             if self.skipping:
                 return None
             if not isinstance(number, int | float) or isinstance(number, bool):
-                raise Unknown("negation of a non-number")
+                raise UnknownValueError("negation of a non-number")
             return -number
         return self.postfix(self.primary())
 
@@ -203,7 +203,7 @@ class _Parser:
         if text == "[":
             return self.list_literal()
         if kind != "name":
-            raise Unknown(f"unexpected {text!r}")
+            raise UnknownValueError(f"unexpected {text!r}")
         if text in {"true", "false"}:
             return text == "true"
         if text == "null":
@@ -220,7 +220,7 @@ class _Parser:
             return None if self.skipping else self.scope(text, name)
         if self.peek() == "." and (text in {"module", "data"} or _RESOURCE_TYPE.fullmatch(text)):
             return Opaque(text)
-        raise Unknown(f"{text} is not evaluated")
+        raise UnknownValueError(f"{text} is not evaluated")
 
     def call(self, function: str) -> Any:
         self.take("(")
@@ -231,11 +231,11 @@ class _Parser:
                     result = self.conditional()
                     self.skip_arguments()
                     return result
-                except (Unknown, KeyError, IndexError):
+                except (UnknownValueError, KeyError, IndexError):
                     self.position = start
                     self.skip_argument()
                     if self.peek() == ")":
-                        raise Unknown("no argument of try() evaluates") from None
+                        raise UnknownValueError("no argument of try() evaluates") from None
                     self.take(",")
         arguments = [self.conditional()]
         while self.peek() == ",":
@@ -258,8 +258,8 @@ class _Parser:
             for argument in arguments:
                 if plain(argument) not in (None, ""):
                     return argument
-            raise Unknown("coalesce() of nothing but null")
-        raise Unknown(f"{function}() is not evaluated")
+            raise UnknownValueError("coalesce() of nothing but null")
+        raise UnknownValueError(f"{function}() is not evaluated")
 
     def skip_argument(self) -> None:
         depth = 0
@@ -285,7 +285,7 @@ class _Parser:
         items: list[Any] = []
         while self.peek() != "]":
             if self.peek() == "for":
-                raise Unknown("list for-expressions are not evaluated")
+                raise UnknownValueError("list for-expressions are not evaluated")
             items.append(plain(self.conditional()))
             if self.peek() == ",":
                 self.take(",")
@@ -301,7 +301,7 @@ class _Parser:
             if key_kind == "string":
                 key = key[1:-1]
             if self.peek() not in {"=", ":"}:
-                raise Unknown("object keys must be plain names or strings")
+                raise UnknownValueError("object keys must be plain names or strings")
             self.take()
             result[key] = plain(self.conditional())
             if self.peek() == ",":
@@ -345,7 +345,7 @@ class _Parser:
                 self.take("if")
                 keep = _truth(self.conditional())
             if self.position != end:
-                raise Unknown("unsupported for-expression")
+                raise UnknownValueError("unsupported for-expression")
             return entry_key, entry_value, keep
         finally:
             self.position, self.bound = saved_position, saved_bound
@@ -361,7 +361,7 @@ class _Parser:
                     return
                 depth -= 1
             self.position += 1
-        raise Unknown("unbalanced brackets")
+        raise UnknownValueError("unbalanced brackets")
 
 
 def _items(collection: Any) -> list[tuple[Any, Any]]:
@@ -372,7 +372,7 @@ def _items(collection: Any) -> list[tuple[Any, Any]]:
         return list(value.items())
     if isinstance(value, list):
         return list(enumerate(value))
-    raise Unknown("for-expression over something that is not a collection")
+    raise UnknownValueError("for-expression over something that is not a collection")
 
 
 def _attribute(current: Any, key: Any) -> Any:
@@ -384,7 +384,7 @@ def _attribute(current: Any, key: Any) -> Any:
         return current[key]
     if isinstance(current, list) and isinstance(key, int):
         return current[key]
-    raise Unknown(f"attribute {key!r} of a value that is not an object")
+    raise UnknownValueError(f"attribute {key!r} of a value that is not an object")
 
 
 def _decided(operator: str, left: Any) -> bool | None:
@@ -400,28 +400,28 @@ def _truth(value: Any) -> bool:
     value = plain(value)
     if isinstance(value, bool):
         return value
-    raise Unknown(f"{value!r} is not a boolean")
+    raise UnknownValueError(f"{value!r} is not a boolean")
 
 
 def _apply(operator: str, left: Any, right: Any) -> Any:
     if isinstance(left, Opaque) or isinstance(right, Opaque):
-        raise Unknown("a reference to another block has no value here")
+        raise UnknownValueError("a reference to another block has no value here")
     if operator in {"&&", "||"}:
         if not isinstance(left, bool) or not isinstance(right, bool):
-            raise Unknown("logical operator on a non-boolean")
+            raise UnknownValueError("logical operator on a non-boolean")
         return (left and right) if operator == "&&" else (left or right)
     if operator == "==":
         return left == right
     if operator == "!=":
         return left != right
     if not all(isinstance(side, int | float) and not isinstance(side, bool) for side in (left, right)):
-        raise Unknown("comparison of non-numbers")
+        raise UnknownValueError("comparison of non-numbers")
     return {">": left > right, "<": left < right, ">=": left >= right, "<=": left <= right}[operator]
 
 
 def evaluate_expression(text: str, scope: Scope) -> Any:
-    """The value of ``text``; raises ``Unknown`` outside the subset described in the module docstring."""
+    """The value of ``text``; raises ``UnknownValueError`` outside the subset described in the module docstring."""
     try:
         return _Parser(text, scope).parse()
     except (KeyError, IndexError, TypeError) as error:
-        raise Unknown(str(error)) from error
+        raise UnknownValueError(str(error)) from error

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from outreach_policy_evaluation import VariablePath, scope_of
-from outreach_policy_expressions import Lazy, Unknown, evaluate_expression, plain, rendered
+from outreach_policy_expressions import Lazy, UnknownValueError, evaluate_expression, plain, rendered
 from outreach_policy_graph import GraphView
 from outreach_policy_source import parse_body
 from outreach_policy_values import is_unresolved, reference_target
@@ -71,7 +71,7 @@ class InstanceReader:
         if count is not None:
             try:
                 number = plain(evaluate_expression(count, self._scope(idx, None)))
-            except Unknown:
+            except UnknownValueError:
                 return None
             return [] if number == 0 else None
         for_each = self._meta(idx, "for_each")
@@ -79,7 +79,7 @@ class InstanceReader:
             return None
         try:
             collection = evaluate_expression(for_each, self._scope(idx, None))
-        except Unknown:
+        except UnknownValueError:
             return None
         items = plain(collection)
         if isinstance(items, dict):
@@ -124,7 +124,7 @@ class InstanceReader:
                 continue
             try:
                 result = evaluate_expression(located.expression, self._scope(idx, (key, each_value)))
-            except Unknown:
+            except UnknownValueError:
                 continue
             entry.values[path] = self._settle(result)
         for name, generator in self._generators(idx).items():
@@ -170,7 +170,7 @@ def _generates_nothing(generator: str, scope: Any) -> bool:
     """Whether a ``dynamic`` block's ``for_each`` is known to be empty."""
     try:
         result = plain(evaluate_expression(generator, scope))
-    except Unknown:
+    except UnknownValueError:
         return False
     return result is None or result == [] or result == {}
 

@@ -25,16 +25,14 @@ from urllib.parse import urlsplit, urlunsplit
 
 import idna
 
+from outreach.errors import UnusableUrlError
+
 MAX_URL_LENGTH = 2048
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 # After IDNA encoding a host name is plain ASCII letters, digits, hyphens, underscores and dots.
 _HOST_NAME = re.compile(r"^[a-z0-9_](?:[a-z0-9_.-]{0,251}[a-z0-9_])?$")
 _CONTROL_OR_SPACE = re.compile(r"[\x00-\x20\x7f]")
-
-
-class UnusableUrl(ValueError):
-    """Text that has no canonical http(s) form; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -63,36 +61,36 @@ class CanonicalUrl:
 
 
 def canonical_url(raw: str) -> CanonicalUrl:
-    """The canonical form of the absolute http(s) URL ``raw``; :class:`UnusableUrl` if it has none."""
+    """The canonical form of the absolute http(s) URL ``raw``; :class:`UnusableUrlError` if it has none."""
     if not isinstance(raw, str):
-        raise UnusableUrl(f"a URL is a string, not {type(raw).__name__}")
+        raise UnusableUrlError(f"a URL is a string, not {type(raw).__name__}")
     text = raw.strip()
     if not text:
-        raise UnusableUrl("empty URL")
+        raise UnusableUrlError("empty URL")
     if len(text) > MAX_URL_LENGTH:
-        raise UnusableUrl(f"URL longer than {MAX_URL_LENGTH} characters")
+        raise UnusableUrlError(f"URL longer than {MAX_URL_LENGTH} characters")
     if _CONTROL_OR_SPACE.search(text):
-        raise UnusableUrl("URL contains spaces or control characters")
+        raise UnusableUrlError("URL contains spaces or control characters")
     try:
         parts = urlsplit(text)
         raw_host = parts.hostname
         port = parts.port
     except ValueError as exc:
-        raise UnusableUrl(f"malformed host or port in {text[:200]!r}: {exc}") from exc
+        raise UnusableUrlError(f"malformed host or port in {text[:200]!r}: {exc}") from exc
     scheme = parts.scheme.lower()
     if scheme not in DEFAULT_PORTS:
-        raise UnusableUrl(f"scheme {parts.scheme or '(none)'!r} is not http or https")
+        raise UnusableUrlError(f"scheme {parts.scheme or '(none)'!r} is not http or https")
     if parts.username is not None or parts.password is not None:
-        raise UnusableUrl("URLs with credentials are not used")
+        raise UnusableUrlError("URLs with credentials are not used")
     if not raw_host:
-        raise UnusableUrl(f"no host in {text[:200]!r}")
+        raise UnusableUrlError(f"no host in {text[:200]!r}")
     host = canonical_host(raw_host)
     effective_port = DEFAULT_PORTS[scheme] if port is None else port
     if not 0 < effective_port < 65536:
-        raise UnusableUrl(f"port {effective_port} out of range")
+        raise UnusableUrlError(f"port {effective_port} out of range")
     canonical = CanonicalUrl(scheme, host, effective_port, parts.path or "/", parts.query)
     if len(str(canonical)) > MAX_URL_LENGTH:
-        raise UnusableUrl(f"URL longer than {MAX_URL_LENGTH} characters in canonical form")
+        raise UnusableUrlError(f"URL longer than {MAX_URL_LENGTH} characters in canonical form")
     return canonical
 
 
@@ -104,9 +102,9 @@ def canonical_host(raw_host: str) -> str:
     """
     host = raw_host.strip("[]").rstrip(".")
     if not host:
-        raise UnusableUrl("empty host")
+        raise UnusableUrlError("empty host")
     if "%" in host:
-        raise UnusableUrl(f"invalid host {host[:100]!r}: IPv6 zone identifiers are not used")
+        raise UnusableUrlError(f"invalid host {host[:100]!r}: IPv6 zone identifiers are not used")
     try:
         return str(ipaddress.ip_address(host))
     except ValueError:  # outcome: not an address literal, encoded as a name below
@@ -117,11 +115,11 @@ def canonical_host(raw_host: str) -> str:
         # Plain ASCII names that IDNA rejects (underscores, labels such as "-x") still exist in DNS;
         # a non-ASCII name or a broken A-label ("xn--...") does not.
         if not host.isascii() or any(label.lower().startswith("xn--") for label in host.split(".")):
-            raise UnusableUrl(f"host {host[:100]!r} has no IDNA 2008 form: {exc}") from exc
+            raise UnusableUrlError(f"host {host[:100]!r} has no IDNA 2008 form: {exc}") from exc
         encoded = host
     encoded = encoded.lower()
     if not _HOST_NAME.match(encoded):
-        raise UnusableUrl(f"invalid host {host[:100]!r}")
+        raise UnusableUrlError(f"invalid host {host[:100]!r}")
     return encoded
 
 

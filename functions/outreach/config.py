@@ -5,9 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-
-class ConfigurationError(RuntimeError):
-    """A required environment variable is missing or malformed."""
+from outreach.errors import ConfigurationError
 
 
 def _required(name: str) -> str:

@@ -20,8 +20,9 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import BotoCoreError, ClientError
 
 from outreach import clients, config
+from outreach.errors import StreamBatchError, UnparseableRecordError
 from outreach.observability import MetricUnit, logger, metrics
-from outreach.stream_records import UnparseableRecord, parse_task_change, sequence_number
+from outreach.stream_records import parse_task_change, sequence_number
 
 SEND_BATCH_LIMIT = 10
 # Entries SQS rejected with a retryable (sender-fault false) error are resent this many times before
@@ -33,10 +34,6 @@ _SEND_RETRIES = 2
 class _Dispatch:
     sequence_number: str
     task_id: str
-
-
-class StreamBatchError(Exception):
-    """A record without a sequence number: the whole batch must fail so bisect can isolate it."""
 
 
 def _send(dispatches: Sequence[_Dispatch]) -> str | None:
@@ -107,7 +104,7 @@ def dispatch_records(records: Sequence[Mapping[str, Any]]) -> dict[str, list[dic
             raise StreamBatchError(f"stream record without SequenceNumber: eventID={record.get('eventID')!r}")
         try:
             change = parse_task_change(record)
-        except UnparseableRecord as exc:
+        except UnparseableRecordError as exc:
             logger.error("unparseable stream record", extra={"sequence_number": seq, "reason": str(exc)})
             unsent = _send(pending)
             return _failure(unsent if unsent is not None else seq)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
-from outreach import clients, clock, config, sdk_features
+from outreach import clients, clock, config, errors, sdk_features
 from outreach.email_task import PlannedEmail
 from outreach.task_model import Task
 
@@ -66,7 +66,7 @@ class ScheduleTarget:
         ``EMAIL_WORKER_ARN``, ``EMAIL_SCHEDULER_ROLE_ARN``, ``EMAIL_DLQ_ARN``)."""
         missing = [name for name in _ENV.values() if not os.environ.get(name, "").strip()]
         if missing:
-            raise config.ConfigurationError(f"environment variables {', '.join(missing)} are required")
+            raise errors.ConfigurationError(f"environment variables {', '.join(missing)} are required")
         return cls(**{field: os.environ[name].strip() for field, name in _ENV.items()})
 
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from outreach.errors import UnsafeEmailError
+
 # CR, LF, NUL and the other C0/C1 control characters (tab included): none may appear in a header.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
@@ -47,17 +49,13 @@ def parse_utc_iso(text: str) -> datetime:
     return datetime.strptime(text, _SEND_AT_FORMAT).replace(tzinfo=UTC)
 
 
-class UnsafeEmail(ValueError):
-    """A message that must not be sent: a control character in a header, or a required field empty."""
-
-
 def check_header(field: str, value: str) -> str:
-    """``value`` itself if it may go into the header ``field``; raises UnsafeEmail otherwise."""
+    """``value`` itself if it may go into the header ``field``; raises UnsafeEmailError otherwise."""
     if not isinstance(value, str):
-        raise UnsafeEmail(f"{field}: must be text, got {type(value).__name__}")
+        raise UnsafeEmailError(f"{field}: must be text, got {type(value).__name__}")
     found = _CONTROL.search(value)
     if found:
-        raise UnsafeEmail(f"{field}: control character {found.group()!r} not allowed in a header")
+        raise UnsafeEmailError(f"{field}: control character {found.group()!r} not allowed in a header")
     return value
 
 
@@ -79,7 +77,7 @@ class EmailMessage:
             check_header(name, getattr(self, name))
         for name in ("sender", "to", "subject", "text"):
             if not getattr(self, name).strip():
-                raise UnsafeEmail(f"{name}: must not be empty")
+                raise UnsafeEmailError(f"{name}: must not be empty")
 
     def to_item(self) -> dict[str, str]:
         """The ``message`` map stored on the task (empty optional fields left out)."""
@@ -96,7 +94,7 @@ class EmailMessage:
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> EmailMessage:
-        """Read a stored ``message`` map back; raises UnsafeEmail for a map that is not a safe message."""
+        """Read a stored ``message`` map back; raises UnsafeEmailError for a map that is no safe message."""
         try:
             return cls(
                 sender=str(item["sender"]),
@@ -108,7 +106,7 @@ class EmailMessage:
                 unsubscribe=str(item.get("unsubscribe", "")),
             )
         except KeyError as exc:
-            raise UnsafeEmail(f"stored message lacks {exc.args[0]}") from exc
+            raise UnsafeEmailError(f"stored message lacks {exc.args[0]}") from exc
 
 
 @dataclass(frozen=True)

@@ -47,9 +47,15 @@ from botocore.exceptions import (
     ProxyConnectionError,
 )
 
-from outreach import clients, clock, config, sdk_features, task_store
-from outreach.email_task import EmailMessage, UnsafeEmail, email_task_id, is_one_address
-from outreach.errors import SendOutcomeUnknownError, UnreadableMessageError
+from outreach import clients, clock, config, errors, sdk_features, task_store
+from outreach.email_task import EmailMessage, email_task_id, is_one_address
+from outreach.errors import (
+    PermanentEmailError,
+    SendOutcomeUnknownError,
+    SkipEmailError,
+    UnreadableMessageError,
+    UnsafeEmailError,
+)
 from outreach.observability import MetricUnit, logger, metrics
 from outreach.personal_data import redact_addresses
 from outreach.task_model import Kind, Status, Task
@@ -114,22 +120,6 @@ _METRIC_BY_OUTCOME = {
 }
 
 
-class PermanentEmailError(Exception):
-    """This email cannot go out, now or later: the task becomes ``Failed`` with ``reason``."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-class SkipEmail(Exception):
-    """A follow-up that must not go out (``reason``): the task becomes ``Cancelled``."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
 def read_task_id(event: Any) -> str:
     if not isinstance(event, dict):
         raise UnreadableMessageError("event_not_object")
@@ -178,7 +168,7 @@ def check_addressed_as_planned(task: Task) -> None:
 
 
 def check_may_send(task: Task) -> None:
-    """Raise ``PermanentEmailError`` or ``SkipEmail`` when this email must not go out."""
+    """Raise ``PermanentEmailError`` or ``SkipEmailError`` when this email must not go out."""
     fields = task.email
     if fields is None:
         raise UnreadableMessageError("not_an_email_task")
@@ -191,7 +181,7 @@ def check_may_send(task: Task) -> None:
         for previous in earlier:
             if previous.status is not Status.FINISHED:
                 why = f" ({previous.failure_reason})" if previous.failure_reason else ""
-                raise SkipEmail(
+                raise SkipEmailError(
                     f"earlier_step_not_sent: step {previous.email.step if previous.email else '?'} "
                     f"is {previous.status.value}{why}"
                 )
@@ -199,7 +189,7 @@ def check_may_send(task: Task) -> None:
     if suppressed is not None:
         reason = f"suppressed: {fields.recipient} is on the suppression list ({suppressed})"
         if fields.step > 1:
-            raise SkipEmail(reason)
+            raise SkipEmailError(reason)
         raise PermanentEmailError(reason)
 
 
@@ -247,7 +237,7 @@ def _send(task: Task) -> str:
         raise UnreadableMessageError("not_an_email_task")
     try:
         message = EmailMessage.from_item(fields.message)
-    except UnsafeEmail as exc:
+    except UnsafeEmailError as exc:
         raise PermanentEmailError(f"unsafe_message: {exc}") from exc
     request = send_request(message, config.email_configuration_set())
     try:
@@ -296,13 +286,13 @@ def process(task_id: str, context: LambdaContext) -> Outcome:
         claimed = task_store.claim_email(
             task, owner=context.aws_request_id, lease_seconds=_lease_seconds(context)
         )
-    except task_store.TransitionRejected:
+    except errors.TransitionRejectedError:
         logger.info("claim refused: another invocation has the task")
         return Outcome.BUSY
     try:
         check_may_send(claimed)
         message_id = _send(claimed)
-    except SkipEmail as exc:
+    except SkipEmailError as exc:
         return record_not_sent(claimed, Outcome.SKIPPED, exc.reason)
     except PermanentEmailError as exc:
         return record_not_sent(claimed, Outcome.FAILED, exc.reason)
@@ -317,7 +307,7 @@ def process(task_id: str, context: LambdaContext) -> Outcome:
     logger.append_keys(ses_message_id=message_id)
     try:
         task_store.finish_email(claimed, ses_message_id=message_id)
-    except task_store.TransitionRejected:
+    except errors.TransitionRejectedError:
         logger.error("email sent, but the task was moved meanwhile: Finished not recorded")
         return Outcome.SENT_NOT_RECORDED
     except Exception:

@@ -1,8 +1,27 @@
-"""Error classes that decide what the retry machinery does with a failure.
+"""The errors of the Lambda code, and what the retry machinery does with each.
 
-Only errors named here are handled as known outcomes. Anything else is unknown and goes back to the
+Only errors named here are handled as known outcomes; anything else is unknown and goes back to the
 retry machinery (SQS redelivery, stream retry, Lambda async retry), and a reconciler bounds how long
 its task can stay open.
+
+- The task is settled, the message acknowledged: ``FatalScrapeError`` (task ``Failed``),
+  ``PermanentEmailError`` (``Failed``), ``SkipEmailError`` (``Cancelled``),
+  ``UnreadableMessageError`` (nothing to settle: logged and dropped), ``UnusableUrlError`` and
+  ``BadCompressedBodyError`` (become a ``FatalScrapeError``).
+- Retried: ``RetryableScrapeError`` and its ``RetryableFetchError`` (the message returns after its
+  backoff); ``StreamBatchError`` (the stream batch fails whole, so bisect isolates the record).
+- Stops the function at cold start, before any work: ``ConfigurationError`` (a required environment
+  variable missing or malformed).
+- Neither retried nor settled: ``SendOutcomeUnknownError`` (the task stays ``Running`` and the email
+  reconciler settles it as ``delivery_unknown``; it is never sent again).
+- Someone else moved the task first, so there is nothing to do: ``TransitionRejectedError``,
+  ``TaskNotFoundError``.
+- Refused input, before anything is written (raised to the operator's tools, never retried):
+  ``InvalidJobInputError``, ``JobKindConflictError``, ``OperatorRefusedError``, ``ItemTooLargeError``,
+  ``UnsafeEmailError``, ``MalformedFieldError`` (a stored row no reader can trust: the task is failed
+  as malformed by the reconcilers), ``UnparseableRecordError`` (the stream batch fails and is bisected).
+- A run that did what it could: ``ReconcilerRunError``, raised after the metrics so the function's
+  error alarm and DLQ tell a person.
 """
 
 from __future__ import annotations
@@ -55,3 +74,116 @@ class SendOutcomeUnknownError(Exception):
     The task stays ``Running`` (it may have been sent) and the email reconciler settles it as
     ``delivery_unknown``; it is never released for another send.
     """
+
+
+class OperatorRefusedError(Exception):
+    """An operator's action this task must never get; ``why`` says why, for the person who asked."""
+
+    def __init__(self, task_id: str, action: str, why: str) -> None:
+        super().__init__(f"{action} refused for {task_id}: {why}")
+        self.task_id = task_id
+        self.action = action
+        self.why = why
+
+
+# What a job of each ``task_model.Kind`` is, in the operator's words.
+_JOB_KINDS = {"scrape": "a scrape job", "email": "a campaign (a job of email tasks)"}
+
+
+class JobKindConflictError(Exception):
+    """A job id that already names a job of another kind (a campaign id equal to a scrape job id):
+    recording it would merge the two jobs' row and counters."""
+
+    def __init__(self, job_id: str, existing: str, wanted: str) -> None:
+        super().__init__(
+            f"job id {job_id!r} is already {_JOB_KINDS[existing]}; {_JOB_KINDS[wanted]} cannot use it "
+            "(its row and counters would merge with the other's): choose another id"
+        )
+        self.job_id = job_id
+        self.existing = existing
+        self.wanted = wanted
+
+
+class TaskNotFoundError(Exception):
+    def __init__(self, task_id: str) -> None:
+        super().__init__(f"no task {task_id}")
+        self.task_id = task_id
+
+
+class TransitionRejectedError(Exception):
+    """The task was not in the state the transition requires (someone else moved it first)."""
+
+    def __init__(self, task_id: str, action: str) -> None:
+        super().__init__(f"{action} rejected for {task_id}: task is not in the required state")
+        self.task_id = task_id
+        self.action = action
+
+
+class SkipEmailError(Exception):
+    """A follow-up that must not go out (``reason``): the task becomes ``Cancelled``."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class PermanentEmailError(Exception):
+    """This email cannot go out, now or later: the task becomes ``Failed`` with ``reason``."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class UnsafeEmailError(ValueError):
+    """A message that must not be sent: a control character in a header, or a required field empty."""
+
+
+class ItemTooLargeError(ValueError):
+    """An item DynamoDB would refuse (or that leaves no room for its later updates): names the item."""
+
+    def __init__(self, key: str, size: int, limit: int) -> None:
+        super().__init__(
+            f"{key}: the item would be {size:,} bytes, over the {limit:,} bytes it may have "
+            "(DynamoDB's item limit is 400 KB)"
+        )
+        self.key = key
+        self.size = size
+        self.limit = limit
+
+
+class UnparseableRecordError(ValueError):
+    """A stream record that does not have the shape of a tasks-table change."""
+
+
+class MalformedFieldError(ValueError):
+    """A stored field that does not hold what the task store writes: ``field`` names it."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+class UnusableUrlError(ValueError):
+    """Text that has no canonical http(s) form; the message says why."""
+
+
+class InvalidJobInputError(ValueError):
+    """A job id or URL that cannot become a task."""
+
+
+class BadCompressedBodyError(Exception):
+    """The body does not decompress as its Content-Encoding says (a broken or cut stream)."""
+
+
+class StreamBatchError(Exception):
+    """A record without a sequence number: the whole batch must fail so bisect can isolate it."""
+
+
+class ConfigurationError(RuntimeError):
+    """A required environment variable is missing or malformed."""
+
+
+class RetryableFetchError(RetryableScrapeError):
+    """A temporary failure of one URL that outlasted its attempts; ``reason`` names the last one."""

@@ -29,19 +29,6 @@ _LIST_OR_MAP_OVERHEAD = 3
 _ELEMENT_OVERHEAD = 1
 
 
-class ItemTooLarge(ValueError):
-    """An item DynamoDB would refuse (or that leaves no room for its later updates): names the item."""
-
-    def __init__(self, key: str, size: int, limit: int) -> None:
-        super().__init__(
-            f"{key}: the item would be {size:,} bytes, over the {limit:,} bytes it may have "
-            f"(DynamoDB's item limit is {ITEM_LIMIT_BYTES // 1024} KB)"
-        )
-        self.key = key
-        self.size = size
-        self.limit = limit
-
-
 def _utf8(text: str) -> int:
     return len(text.encode("utf-8"))
 

@@ -23,7 +23,7 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from outreach import clients, config, task_store
+from outreach import clients, config, errors, task_store
 from outreach.errors import FatalScrapeError, RetryableScrapeError, ScrapeError, UnreadableMessageError
 from outreach.observability import MetricUnit, logger, metrics
 from outreach.results import store_result
@@ -138,7 +138,7 @@ def process_message(record: SQSRecord, context: LambdaContext) -> Outcome:
             receive_count=_receive_count(record),
             lease_seconds=_lease_seconds(context),
         )
-    except task_store.TransitionRejected:
+    except errors.TransitionRejectedError:
         logger.info("task is held by another delivery or already moved on")
         return Outcome.BUSY
     except Exception as exc:
@@ -164,7 +164,7 @@ def _scrape_claimed(task: Task, context: LambdaContext) -> Outcome:
     key = store_result(task.job_id, task.task_id, site.to_document())
     try:
         task_store.finish(task, result_key=key, summary=site.summary())
-    except task_store.TransitionRejected:
+    except errors.TransitionRejectedError:
         # Another delivery took the task over after our lease ran out; it writes the same key.
         logger.warning("finish rejected: the claim moved to another delivery")
         return Outcome.DUPLICATE
@@ -174,7 +174,7 @@ def _scrape_claimed(task: Task, context: LambdaContext) -> Outcome:
 def _record_failure(task: Task, reason: str) -> Outcome:
     try:
         task_store.fail(task, reason=reason)
-    except task_store.TransitionRejected:
+    except errors.TransitionRejectedError:
         logger.warning("fail rejected: the claim moved to another delivery")
         return Outcome.DUPLICATE
     return Outcome.FAILED

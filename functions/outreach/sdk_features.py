@@ -16,7 +16,7 @@ import boto3
 import botocore
 import botocore.session
 
-from outreach.config import ConfigurationError
+from outreach.errors import ConfigurationError
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from outreach.errors import UnparseableRecordError
 from outreach.task_model import Kind, Status
-
-
-class UnparseableRecord(ValueError):
-    """A stream record that does not have the shape of a tasks-table change."""
 
 
 @dataclass(frozen=True)
@@ -48,33 +45,35 @@ def _string_attribute(image: Any, name: str) -> str | None:
     if image is None:
         return None
     if not isinstance(image, Mapping):
-        raise UnparseableRecord("image is not a map")
+        raise UnparseableRecordError("image is not a map")
     value = image.get(name)
     if value is None:
         return None
     if not isinstance(value, Mapping) or not isinstance(value.get("S"), str):
-        raise UnparseableRecord(f"attribute {name} is not a string attribute value")
+        raise UnparseableRecordError(f"attribute {name} is not a string attribute value")
     return str(value["S"])
 
 
 def parse_task_change(record: Mapping[str, Any]) -> TaskChange:
-    """Parse one stream record; raises UnparseableRecord when it is not a tasks-table change."""
+    """Parse one stream record; raises UnparseableRecordError when it is not a tasks-table change."""
     seq = sequence_number(record)
     if seq is None:
-        raise UnparseableRecord("record has no dynamodb.SequenceNumber")
+        raise UnparseableRecordError("record has no dynamodb.SequenceNumber")
     event_name = record.get("eventName")
     if event_name not in {"INSERT", "MODIFY", "REMOVE"}:
-        raise UnparseableRecord(f"unknown eventName {event_name!r}")
+        raise UnparseableRecordError(f"unknown eventName {event_name!r}")
     dynamodb = record["dynamodb"]
     task_id = _string_attribute(dynamodb.get("Keys"), "task_id")
     if not task_id:
-        raise UnparseableRecord("record has no task_id key")
+        raise UnparseableRecordError("record has no task_id key")
     new_image = dynamodb.get("NewImage")
     old_image = dynamodb.get("OldImage")
     if event_name in {"INSERT", "MODIFY"} and new_image is None:
-        raise UnparseableRecord(f"{event_name} without NewImage (stream view must be NEW_AND_OLD_IMAGES)")
+        raise UnparseableRecordError(
+            f"{event_name} without NewImage (stream view must be NEW_AND_OLD_IMAGES)"
+        )
     if event_name == "MODIFY" and old_image is None:
-        raise UnparseableRecord("MODIFY without OldImage (stream view must be NEW_AND_OLD_IMAGES)")
+        raise UnparseableRecordError("MODIFY without OldImage (stream view must be NEW_AND_OLD_IMAGES)")
     return TaskChange(
         sequence_number=seq,
         event_name=str(event_name),

@@ -9,6 +9,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from outreach.email_task import email_schedule_name, is_one_address, parse_utc_iso
+from outreach.errors import MalformedFieldError
 
 
 class Status(StrEnum):
@@ -61,29 +62,20 @@ class Lease:
     expires_at: int
 
 
-class MalformedField(ValueError):
-    """A stored field that does not hold what the task store writes: ``field`` names it."""
-
-    def __init__(self, field: str, reason: str) -> None:
-        super().__init__(f"{field}: {reason}")
-        self.field = field
-        self.reason = reason
-
-
 def _whole_number(name: str, value: Any, minimum: int) -> int:
     try:
         number = int(value)
     except (TypeError, ValueError) as exc:
-        raise MalformedField(name, f"not a number: {str(value)[:40]!r}") from exc
+        raise MalformedFieldError(name, f"not a number: {str(value)[:40]!r}") from exc
     if number != value or number < minimum:
-        raise MalformedField(name, f"must be a whole number >= {minimum}, got {str(value)[:40]!r}")
+        raise MalformedFieldError(name, f"must be a whole number >= {minimum}, got {str(value)[:40]!r}")
     return number
 
 
 def _text(item: dict[str, Any], name: str) -> str:
     value = item.get(name)
     if not isinstance(value, str) or not value:
-        raise MalformedField(name, "missing or not text")
+        raise MalformedFieldError(name, "missing or not text")
     return value
 
 
@@ -114,28 +106,28 @@ class EmailFields:
 
     @classmethod
     def from_item(cls, item: dict[str, Any], task_id: str) -> EmailFields:
-        """The email fields of a stored row; ``MalformedField`` naming the first field that is wrong."""
+        """The email fields of a stored row; ``MalformedFieldError`` naming the first field that is wrong."""
         message = item.get("message")
         if not isinstance(message, dict) or not all(isinstance(v, str) for v in message.values()):
-            raise MalformedField("message", "not a map of text")
+            raise MalformedFieldError("message", "not a map of text")
         recipient = _text(item, "recipient")
         if not is_one_address(recipient):
-            raise MalformedField("recipient", "not exactly one e-mail address")
+            raise MalformedFieldError("recipient", "not exactly one e-mail address")
         send_at = _text(item, "send_at")
         try:
             parse_utc_iso(send_at)
         except ValueError as exc:
-            raise MalformedField(
+            raise MalformedFieldError(
                 "send_at", f"not a UTC time (2027-03-02T08:30:00Z): {send_at[:40]!r}"
             ) from exc
         timezone = _text(item, "timezone")
         try:
             ZoneInfo(timezone)
         except (ValueError, ZoneInfoNotFoundError) as exc:
-            raise MalformedField("timezone", f"not an IANA time zone: {timezone[:40]!r}") from exc
+            raise MalformedFieldError("timezone", f"not an IANA time zone: {timezone[:40]!r}") from exc
         schedule_name = _text(item, "schedule_name")
         if schedule_name != email_schedule_name(task_id):
-            raise MalformedField("schedule_name", "is not the one derived from the task id")
+            raise MalformedFieldError("schedule_name", "is not the one derived from the task id")
         per_minute = item.get("max_per_minute")
         return cls(
             step=_whole_number("step", item.get("step"), 1),

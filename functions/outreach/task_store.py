@@ -22,21 +22,17 @@ from botocore.exceptions import ClientError
 
 from outreach import clients, clock, config
 from outreach.email_task import PlannedEmail, email_task_id, utc_iso
-from outreach.errors import UnreadableMessageError
-from outreach.item_size import (
-    ITEM_LIMIT_BYTES,
-    TRANSACTION_ACTION_LIMIT,
-    TRANSACTION_LIMIT_BYTES,
-    ItemTooLarge,
-    item_size,
+from outreach.errors import (
+    InvalidJobInputError,
+    ItemTooLargeError,
+    JobKindConflictError,
+    OperatorRefusedError,
+    TaskNotFoundError,
+    TransitionRejectedError,
+    UnreadableMessageError,
 )
-from outreach.task_ids import (
-    InvalidJobInput,
-    normalise_url,
-    scrape_task_id,
-    validate_job_id,
-    validate_url_list,
-)
+from outreach.item_size import ITEM_LIMIT_BYTES, TRANSACTION_ACTION_LIMIT, TRANSACTION_LIMIT_BYTES, item_size
+from outreach.task_ids import normalise_url, scrape_task_id, validate_job_id, validate_url_list
 from outreach.task_model import ALLOWED_TRANSITIONS, OPEN, Kind, MalformedTask, Status, Task, open_key
 
 if TYPE_CHECKING:
@@ -60,21 +56,6 @@ _LAST_ERROR_CHARS = 500
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
-
-
-class TransitionRejected(Exception):
-    """The task was not in the state the transition requires (someone else moved it first)."""
-
-    def __init__(self, task_id: str, action: str) -> None:
-        super().__init__(f"{action} rejected for {task_id}: task is not in the required state")
-        self.task_id = task_id
-        self.action = action
-
-
-class TaskNotFound(Exception):
-    def __init__(self, task_id: str) -> None:
-        super().__init__(f"no task {task_id}")
-        self.task_id = task_id
 
 
 @dataclass(frozen=True)
@@ -247,7 +228,7 @@ def create_scrape_job(job_id: str, urls: Iterable[str]) -> JobCreation:
 
     Invalid URLs are returned in ``rejected`` with the reason instead of being written. A job id that is
     not a valid string, or ``urls`` that is a single string or bytes rather than a collection, raises
-    ``InvalidJobInput`` before anything is written.
+    ``InvalidJobInputError`` before anything is written.
     """
     validate_job_id(job_id)
     validate_url_list(urls)
@@ -256,7 +237,7 @@ def create_scrape_job(job_id: str, urls: Iterable[str]) -> JobCreation:
     for raw in urls:
         try:
             url = normalise_url(raw)
-        except InvalidJobInput as exc:  # outcome: returned in JobCreation.rejected
+        except InvalidJobInputError as exc:  # outcome: returned in JobCreation.rejected
             result.rejected.append((str(raw), str(exc)))
             continue
         wanted.setdefault(scrape_task_id(job_id, url), url)
@@ -273,15 +254,17 @@ def create_email_tasks(planned: Sequence[PlannedEmail]) -> JobCreation:
     The campaign id is the tasks' ``job_id``, so the job's counter shards count the campaign's tasks
     per status. Task ids derive from campaign, recipient and step (``email_task.email_task_id``): an
     email planned twice, in one call or two, is written once and reported in ``existing``. Emails of
-    more than one campaign, or an invalid campaign id, raise ``InvalidJobInput`` before anything is
-    written, and so does a row over ``MAX_ROW_BYTES`` (``ItemTooLarge``, naming its task; see
+    more than one campaign, or an invalid campaign id, raise ``InvalidJobInputError`` before anything is
+    written, and so does a row over ``MAX_ROW_BYTES`` (``ItemTooLargeError``, naming its task; see
     ``email_row_size``).
     """
     campaigns = {email.campaign_id for email in planned}
     if len(campaigns) > 1:
-        raise InvalidJobInput(f"emails of one campaign expected, got {len(campaigns)}: {sorted(campaigns)}")
+        raise InvalidJobInputError(
+            f"emails of one campaign expected, got {len(campaigns)}: {sorted(campaigns)}"
+        )
     if not campaigns:
-        raise InvalidJobInput("no emails planned")
+        raise InvalidJobInputError("no emails planned")
     (campaign_id,) = campaigns
     validate_job_id(campaign_id)
     wanted: dict[str, dict[str, Any]] = {}
@@ -361,14 +344,14 @@ def _transactions(job_id: str, rows: Sequence[tuple[_Row, int]]) -> Iterator[lis
 
 
 def _create_tasks(job_id: str, kind: Kind, rows: Sequence[_Row], result: JobCreation) -> None:
-    """Every row sized first (``ItemTooLarge`` before anything is written), then written in the
+    """Every row sized first (``ItemTooLargeError`` before anything is written), then written in the
     transactions ``_transactions`` cuts."""
     now = clock.iso()
     sized: list[tuple[_Row, int]] = []
     for task_id, fields in rows:
         size = item_size(_values(_new_item(job_id, kind, task_id, fields, now)))
         if size > MAX_ROW_BYTES:
-            raise ItemTooLarge(task_id, size, MAX_ROW_BYTES)
+            raise ItemTooLargeError(task_id, size, MAX_ROW_BYTES)
         sized.append(((task_id, fields), size))
     for chunk in _transactions(job_id, sized):
         _create_chunk(job_id, kind, chunk, result)
@@ -430,7 +413,7 @@ class _Change:
 def _apply(task: Task, change: _Change) -> None:
     """Run one transition: a conditional update of the task plus its counter shard, atomically."""
     if change.to not in ALLOWED_TRANSITIONS[task.status]:
-        raise TransitionRejected(task.task_id, change.action)
+        raise TransitionRejectedError(task.task_id, change.action)
     table = config.tasks_table()
     names = {"#status": "status"}
     set_values = dict(change.set_values)
@@ -470,7 +453,7 @@ def _apply(task: Task, change: _Change) -> None:
         clients.dynamodb().transact_write_items(TransactItems=actions)
     except ClientError as exc:
         if _is_condition_failure(exc):
-            raise TransitionRejected(task.task_id, change.action) from exc
+            raise TransitionRejectedError(task.task_id, change.action) from exc
         raise
 
 
@@ -508,13 +491,13 @@ def claim(task: Task, *, message_id: str, receive_count: int, lease_seconds: int
     )
     refreshed = get_task(task.task_id)
     if refreshed is None:
-        raise TaskNotFound(task.task_id)
+        raise TaskNotFoundError(task.task_id)
     return refreshed
 
 
 def _holder_condition(task: Task) -> tuple[str, dict[str, Any]]:
     if task.lease is None:
-        raise TransitionRejected(task.task_id, "holder check")
+        raise TransitionRejectedError(task.task_id, "holder check")
     return "lease_owner = :owner", {":owner": task.lease.owner}
 
 
@@ -566,7 +549,7 @@ def _touch(task: Task, action: str, *, update: str, condition: str, values: Mapp
         )
     except ClientError as exc:
         if _is_condition_failure(exc):
-            raise TransitionRejected(task.task_id, action) from exc
+            raise TransitionRejectedError(task.task_id, action) from exc
         raise
 
 
@@ -578,7 +561,7 @@ def release(task: Task, *, error: str) -> None:
     kept as ``last_error``, so a task the reconciler abandons, and any look at the DLQ, says why.
     """
     if task.lease is None:
-        raise TransitionRejected(task.task_id, "release")
+        raise TransitionRejectedError(task.task_id, "release")
     _touch(
         task,
         "release",
@@ -682,10 +665,10 @@ def claim_email(task: Task, *, owner: str, lease_seconds: int) -> Task:
     """Pending -> Running for one invocation of the email worker, before anything is sent.
 
     Of any number of concurrent or repeated invocations exactly one claim succeeds; the others get
-    ``TransitionRejected`` and must not send.
+    ``TransitionRejectedError`` and must not send.
     """
     if task.status is not Status.PENDING:
-        raise TransitionRejected(task.task_id, "claim email")
+        raise TransitionRejectedError(task.task_id, "claim email")
     _apply(
         task,
         _Change(
@@ -701,7 +684,7 @@ def claim_email(task: Task, *, owner: str, lease_seconds: int) -> Task:
     )
     refreshed = get_task(task.task_id)
     if refreshed is None:
-        raise TaskNotFound(task.task_id)
+        raise TaskNotFoundError(task.task_id)
     return refreshed
 
 
@@ -779,11 +762,11 @@ def fail_malformed(row: MalformedTask) -> None:
     """An open row that is not a valid task -> ``Failed`` (``malformed_task_row: <field>: <why>``).
 
     Conditional on the status and ``updated_at`` that were read, with the counter move, so a row
-    changed meanwhile is left as it is (``TransitionRejected``). A row whose status or job cannot be
-    read cannot be counted and raises ``TransitionRejected`` without a write.
+    changed meanwhile is left as it is (``TransitionRejectedError``). A row whose status or job cannot be
+    read cannot be counted and raises ``TransitionRejectedError`` without a write.
     """
     if row.status not in OPEN or row.job_id is None or row.updated_at is None:
-        raise TransitionRejected(row.task_id, "fail malformed row")
+        raise TransitionRejectedError(row.task_id, "fail malformed row")
     table = config.tasks_table()
     update: TransactWriteItemTypeDef = {
         "Update": {
@@ -811,7 +794,7 @@ def fail_malformed(row: MalformedTask) -> None:
         clients.dynamodb().transact_write_items(TransactItems=actions)
     except ClientError as exc:
         if _is_condition_failure(exc):
-            raise TransitionRejected(row.task_id, "fail malformed row") from exc
+            raise TransitionRejectedError(row.task_id, "fail malformed row") from exc
         raise
 
 
@@ -829,23 +812,6 @@ def job_key(job_id: str) -> str:
     return f"job#{job_id}"
 
 
-_JOB_KINDS = {Kind.SCRAPE: "a scrape job", Kind.EMAIL: "a campaign (a job of email tasks)"}
-
-
-class JobKindConflict(Exception):
-    """A job id that already names a job of another kind (a campaign id equal to a scrape job id):
-    recording it would merge the two jobs' row and counters."""
-
-    def __init__(self, job_id: str, existing: Kind, wanted: Kind) -> None:
-        super().__init__(
-            f"job id {job_id!r} is already {_JOB_KINDS[existing]}; {_JOB_KINDS[wanted]} cannot use it "
-            "(its row and counters would merge with the other's): choose another id"
-        )
-        self.job_id = job_id
-        self.existing = existing
-        self.wanted = wanted
-
-
 # Rows recorded before ``job_kind`` existed: a campaign's source always names its recipients
 # (``<campaign file> sha256:<hex>; recipients <...>``, written by ``outreach campaign schedule``), a
 # scrape job's never does (``<sites file> sha256:<hex>``, by ``outreach job create``).
@@ -861,11 +827,11 @@ def job_kind_of(row: Mapping[str, Any]) -> Kind:
 
 
 def check_job_kind(job_id: str, kind: Kind) -> None:
-    """Raise ``JobKindConflict`` if ``job_id`` is recorded as a job of another kind (a read; the write
+    """Raise ``JobKindConflictError`` if ``job_id`` is recorded as a job of another kind (a read; the write
     in ``record_job`` holds the same rule as its condition)."""
     row = get_job(job_id)
     if row is not None and job_kind_of(row) is not kind:
-        raise JobKindConflict(job_id, job_kind_of(row), kind)
+        raise JobKindConflictError(job_id, job_kind_of(row), kind)
 
 
 def record_job(job_id: str, *, kind: Kind, source: str, tasks: int, created_by: str) -> None:
@@ -874,7 +840,7 @@ def record_job(job_id: str, *, kind: Kind, source: str, tasks: int, created_by: 
     ``kind`` is what the job's tasks are (``scrape`` for ``job create``, ``email`` for a campaign),
     kept as ``job_kind``. The write is conditional: no row yet, or a row of the same kind (a row
     recorded before ``job_kind`` counts as the kind its source shows, see ``job_kind_of``, and gets
-    ``job_kind`` now). A row of another kind raises ``JobKindConflict`` and nothing is written.
+    ``job_kind`` now). A row of another kind raises ``JobKindConflictError`` and nothing is written.
     """
     validate_job_id(job_id)
     now = clock.iso()
@@ -912,7 +878,7 @@ def record_job(job_id: str, *, kind: Kind, source: str, tasks: int, created_by: 
             raise
         row = get_job(job_id)
         existing = job_kind_of(row) if row is not None else kind
-        raise JobKindConflict(job_id, existing, kind) from exc
+        raise JobKindConflictError(job_id, existing, kind) from exc
 
 
 def _scan(
@@ -983,16 +949,6 @@ def job_tasks_with_status(job_id: str, status: Status) -> list[Task]:
     return [Task.from_item(row) for row in rows]
 
 
-class OperatorRefused(Exception):
-    """An operator's action this task must never get; ``why`` says why, for the person who asked."""
-
-    def __init__(self, task_id: str, action: str, why: str) -> None:
-        super().__init__(f"{action} refused for {task_id}: {why}")
-        self.task_id = task_id
-        self.action = action
-        self.why = why
-
-
 # A failure reason that does not prove the email was not sent: the worker claimed it and never
 # recorded the outcome (the email reconciler's ``delivery_unknown``), so SES may have it.
 _MAY_HAVE_BEEN_SENT = "delivery_unknown"
@@ -1037,14 +993,14 @@ def operator_requeue(task: Task, *, by: str, reason: str) -> None:
     (status, kind and ``updated_at``), so a task that moved meanwhile is rejected, not overwritten. The
     result, summary, failure reason, lease and retention time go; the stream then dispatches the task
     again as a scrape task that became Pending. An email task ``requeue_refusal`` names a reason for
-    raises ``OperatorRefused``; its rule is part of the write's condition too (no SES message id, a
+    raises ``OperatorRefusedError``; its rule is part of the write's condition too (no SES message id, a
     failure reason not starting ``delivery_unknown``), so no row that may have been sent is requeued.
     """
     if task.status is Status.PENDING:
-        raise TransitionRejected(task.task_id, "operator requeue")
+        raise TransitionRejectedError(task.task_id, "operator requeue")
     why = requeue_refusal(task)
     if why is not None:
-        raise OperatorRefused(task.task_id, "operator requeue", why)
+        raise OperatorRefusedError(task.task_id, "operator requeue", why)
     table = config.tasks_table()
     now = clock.iso()
     condition = "#status = :from AND updated_at = :seen AND kind = :kind"
@@ -1085,20 +1041,20 @@ def operator_requeue(task: Task, *, by: str, reason: str) -> None:
         clients.dynamodb().transact_write_items(TransactItems=[update, counter])
     except ClientError as exc:
         if _is_condition_failure(exc):
-            raise TransitionRejected(task.task_id, "operator requeue") from exc
+            raise TransitionRejectedError(task.task_id, "operator requeue") from exc
         raise
 
 
 def operator_cancel(task: Task, *, reason: str) -> None:
     """An operator's cancel of an open task (``job cancel``): Pending or Running -> Cancelled.
 
-    An email task that is Running is never cancelled (``OperatorRefused``): its worker may be sending
+    An email task that is Running is never cancelled (``OperatorRefusedError``): its worker may be sending
     it, and a Cancelled row would then refuse the worker's Finished and stand for an email that went
     out. The write is conditional on the status and kind that were read, so an email claimed since it
-    was read as Pending is left to its worker (``TransitionRejected``).
+    was read as Pending is left to its worker (``TransitionRejectedError``).
     """
     if task.kind == Kind.EMAIL.value and task.status is Status.RUNNING:
-        raise OperatorRefused(
+        raise OperatorRefusedError(
             task.task_id, "operator cancel", "an email task that is Running may be being sent right now"
         )
     _apply(

@@ -34,7 +34,8 @@ from typing import Any
 from embedded_aws import faults
 from embedded_aws.base import Journal, SourceStats, arn_parts, client, iso_timestamp, send_to_queue
 from embedded_aws.clock import VirtualClock
-from embedded_aws.runtime import FunctionRuntime, FunctionSpec, Throttled
+from embedded_aws.errors import ThrottledError
+from embedded_aws.runtime import FunctionRuntime, FunctionSpec
 
 ASYNC_RETRY_DELAYS = (60.0, 120.0)  # Lambda waits about one minute, then two, between async attempts
 DEFAULT_EVENT_AGE = 21_600
@@ -104,7 +105,7 @@ class AsyncInvoker:
             return len(self._heap)
 
     def submit(self, function: str, event: Any) -> str:
-        """InvokeAsync: raises FunctionNotFound when Lambda would refuse the event (delivery failure)."""
+        """InvokeAsync: raises FunctionNotFoundError when Lambda would refuse the event (delivery failure)."""
         spec = self.runtime.spec(function, fresh=True)
         request_id = str(uuid.uuid4())
         now = self.clock.now()
@@ -153,7 +154,7 @@ class AsyncInvoker:
         self.stats.enter(1)
         try:
             result = self.runtime.invoke(item.function, item.event)
-        except Throttled as throttle:
+        except ThrottledError as throttle:
             self._throttled(item, config, throttle, max_age)
             return
         finally:
@@ -194,7 +195,9 @@ class AsyncInvoker:
                 "async.copies_not_concurrent", function=item.function, request_id=item.request_id
             )
 
-    def _throttled(self, item: _Queued, config: dict[str, Any], throttle: Throttled, max_age: int) -> None:
+    def _throttled(
+        self, item: _Queued, config: dict[str, Any], throttle: ThrottledError, max_age: int
+    ) -> None:
         """A 429: back to the queue with a growing wait, or, with reserved concurrency 0, out at once."""
         item.throttles += 1
         self.stats.add(invocations=-1, throttles=1)  # Lambda counts no invocation for a throttle
@@ -205,13 +208,13 @@ class AsyncInvoker:
             throttles=item.throttles,
             at=self.clock.now(),
         )
-        error = {"errorType": Throttled.error_type, "errorMessage": str(throttle)}
+        error = {"errorType": ThrottledError.error_type, "errorMessage": str(throttle)}
         if throttle.reserved == 0:
-            self._exhausted(item, config, "RetriesExhausted", error, status=Throttled.status_code)
+            self._exhausted(item, config, "RetriesExhausted", error, status=ThrottledError.status_code)
             return
         delay = throttle_retry_delay(item.throttles)
         if self.clock.now() + delay - item.enqueued_at > max_age:
-            self._exhausted(item, config, "EventAgeExceeded", error, status=Throttled.status_code)
+            self._exhausted(item, config, "EventAgeExceeded", error, status=ThrottledError.status_code)
             return
         item.due = self.clock.now() + delay
         with self._cv:

@@ -31,6 +31,8 @@ from collections.abc import Collection, Mapping
 from functools import lru_cache
 from typing import Any
 
+from embedded_aws.errors import UnsupportedConditionError
+
 # A request context: each condition key (any case) with its values; a missing key is absent.
 Context = Mapping[str, Collection[str]]
 
@@ -78,10 +80,6 @@ def _names(statement: dict[str, Any], action: str, resource: str) -> bool:
     return action_hit and resource_hit
 
 
-class UnsupportedCondition(ValueError):
-    """A condition operator this evaluator does not implement."""
-
-
 _MATCHERS = {
     "StringEquals": lambda pattern, value: pattern == value,
     "StringLike": lambda pattern, value: bool(_wildcard(pattern, False).match(value)),
@@ -94,14 +92,14 @@ def _operator_matches(operator: str, policy_values: list[str], request: list[str
     """One operator on one key: ``request`` is the key's request values, None when it is missing."""
     if operator == "Null":
         if policy_values not in (["true"], ["false"]):
-            raise UnsupportedCondition(f"Null takes true or false, not {policy_values}")
+            raise UnsupportedConditionError(f"Null takes true or false, not {policy_values}")
         return (request is None or not request) == (policy_values == ["true"])
     qualifier, _, base = operator.rpartition(":")
     if_exists = base.endswith("IfExists")
     base = base.removesuffix("IfExists")
     match = _MATCHERS.get(base)
     if match is None or qualifier not in ("", "ForAllValues", "ForAnyValue"):
-        raise UnsupportedCondition(f"condition operator {operator} is not evaluated here")
+        raise UnsupportedConditionError(f"condition operator {operator} is not evaluated here")
 
     def hit(value: str) -> bool:
         return any(match(pattern, value) for pattern in policy_values)
@@ -118,7 +116,7 @@ def _operator_matches(operator: str, policy_values: list[str], request: list[str
 def conditions_match(condition: Mapping[str, Any], context: Context) -> bool:
     """Whether a statement's ``Condition`` block holds for a request with ``context``.
 
-    Raises ``UnsupportedCondition`` for an operator it does not evaluate.
+    Raises ``UnsupportedConditionError`` for an operator it does not evaluate.
     """
     keys = {key.lower(): [str(v) for v in values] for key, values in context.items()}
     for operator, entries in condition.items():
@@ -136,7 +134,7 @@ def _applies(statement: dict[str, Any], context: Context | None) -> bool | None:
         return None
     try:
         return conditions_match(statement["Condition"], context)
-    except UnsupportedCondition:
+    except UnsupportedConditionError:
         return None
 
 

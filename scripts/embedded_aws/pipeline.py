@@ -25,7 +25,8 @@ from embedded_aws.server import DEFAULT_PORT, embedded_aws, free_port
 from embedded_aws.webfarm import WebFarm
 from outreach_dev import terraform_cli
 from outreach_dev.env_vars import overridden
-from outreach_operator.cli.follow import FollowTimeout, JobProgress, follow_job
+from outreach_operator.cli.follow import JobProgress, follow_job
+from outreach_operator.errors import FollowTimeoutError
 
 LOCAL_ROOT = terraform_cli.ENVIRONMENTS_DIR / "local"
 TERMINAL = ("Finished", "Failed", "Cancelled")
@@ -126,7 +127,7 @@ class LocalPipeline:
         When nothing is in flight or waiting in the scrape queue and the counters did not move for
         ``settle`` seconds, nothing can happen before some virtual deadline (a visibility timeout, a
         retry delay, a lease, the next reconciler run): the clock then jumps ``idle_skip`` virtual
-        seconds, so idle virtual minutes cost no wall time. Raises FollowTimeout after ``timeout``
+        seconds, so idle virtual minutes cost no wall time. Raises FollowTimeoutError after ``timeout``
         real seconds.
         """
         last: dict[str, Any] = {"counts": None, "since": time.monotonic()}
@@ -262,4 +263,4 @@ def local_pipeline(
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-__all__ = ["STATUSES", "TERMINAL", "FollowTimeout", "JobProgress", "LocalPipeline", "local_pipeline"]
+__all__ = ["STATUSES", "TERMINAL", "FollowTimeoutError", "JobProgress", "LocalPipeline", "local_pipeline"]

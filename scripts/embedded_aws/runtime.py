@@ -8,7 +8,7 @@ keeps its module state between invocations, and is killed on timeout or crash (t
 gets a cold one), as a Lambda execution environment would be.
 
 Reserved concurrency is a limit, not a queue: an invocation that would exceed it is refused with
-``Throttled`` (Lambda's 429 TooManyRequestsException) before it starts, and reserved concurrency 0
+``ThrottledError`` (Lambda's 429 TooManyRequestsException) before it starts, and reserved concurrency 0
 refuses every invocation (https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html).
 The reservation is read again every ``spec_ttl_seconds``, so PutFunctionConcurrency and
 DeleteFunctionConcurrency made during a run take effect within that time. The local worker cap
@@ -42,6 +42,7 @@ from typing import Any
 import boto3
 
 from embedded_aws.clock import CLOCK_ENV, VirtualClock
+from embedded_aws.errors import FunctionNotFoundError, ThrottledError
 
 BOOTSTRAP = Path(__file__).with_name("worker_bootstrap.py")
 INIT_TIMEOUT_REAL_SECONDS = 120.0
@@ -83,26 +84,6 @@ class InvocationResult:
 
     def error_payload(self) -> dict[str, Any]:
         return {"errorType": self.error_type, "errorMessage": self.error_message}
-
-
-class FunctionNotFound(LookupError):
-    """The function does not exist on the emulator (delivery failure, not a function error)."""
-
-
-class Throttled(Exception):
-    """Lambda refused the invocation: the function's reserved concurrency is in use (HTTP 429).
-
-    The function did not run. ``reserved`` is the reservation that refused it (0: every invocation).
-    """
-
-    status_code = 429
-    error_type = "TooManyRequestsException"
-    reason = "ReservedFunctionConcurrentInvocationLimitExceeded"
-
-    def __init__(self, function: str, reserved: int) -> None:
-        super().__init__(f"Rate Exceeded: {function} is at its reserved concurrency of {reserved}")
-        self.function = function
-        self.reserved = reserved
 
 
 _TAGGED_SUFFIXES = tuple(s for s in importlib.machinery.EXTENSION_SUFFIXES if s != ".so")
@@ -328,7 +309,7 @@ class FunctionRuntime:
                 "ReservedConcurrentExecutions"
             )
         except self._lambda.exceptions.ResourceNotFoundException as exc:
-            raise FunctionNotFound(name) from exc
+            raise FunctionNotFoundError(name) from exc
         config = response["Configuration"]
         spec = FunctionSpec(
             name=config["FunctionName"],
@@ -424,7 +405,7 @@ class FunctionRuntime:
     def invoke(self, function: str, event: Any) -> InvocationResult:
         """Synchronous invocation (RequestResponse).
 
-        Raises ``Throttled`` when the function's reserved concurrency is in use (0: always); waits
+        Raises ``ThrottledError`` when the function's reserved concurrency is in use (0: always); waits
         while the local worker cap is reached.
         """
         if self._closed:
@@ -446,7 +427,7 @@ class FunctionRuntime:
             reserved = spec.reserved_concurrency
             if reserved is not None and stats.admitted >= reserved:
                 stats.throttles += 1
-                raise Throttled(spec.name, reserved)
+                raise ThrottledError(spec.name, reserved)
             stats.admitted += 1
 
     def _invoke_in_pool(self, pool: _Pool, event: Any) -> InvocationResult:

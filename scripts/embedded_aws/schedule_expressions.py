@@ -28,6 +28,8 @@ from zoneinfo import ZoneInfo
 
 from cronsim import CronSim, CronSimError
 
+from embedded_aws.errors import InvalidScheduleExpressionError
+
 _RATE = re.compile(r"^rate\((\d+)\s+(minute|minutes|hour|hours|day|days)\)$")
 _AT = re.compile(r"^at\((\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\)$")
 _CRON = re.compile(r"^cron\((.*)\)$")
@@ -37,10 +39,6 @@ _YEARS = (1970, 2199)
 # Candidates tried before an expression is declared never to fire again (a 29 February on a Monday
 # in a given year list, say); a minutely cron in a skipped DST hour needs 60.
 _MAX_CANDIDATES = 5000
-
-
-class InvalidScheduleExpression(ValueError):
-    """An expression AWS would refuse (ValidationException on PutRule / CreateSchedule)."""
 
 
 def rate_seconds(expression: str) -> int | None:
@@ -89,10 +87,10 @@ def cronsim_fields(fields: list[str]) -> tuple[str, str | None, str]:
     day-of-month (cronsim has only ``LW``) and the year field is returned for the caller to apply.
     """
     if len(fields) != 6:
-        raise InvalidScheduleExpression(f"cron() takes 6 fields, not {len(fields)}")
+        raise InvalidScheduleExpressionError(f"cron() takes 6 fields, not {len(fields)}")
     minute, hour, day_of_month, month, day_of_week, year = (f.upper() for f in fields)
     if (day_of_month == "?") == (day_of_week == "?"):
-        raise InvalidScheduleExpression("exactly one of day-of-month and day-of-week must be '?'")
+        raise InvalidScheduleExpressionError("exactly one of day-of-month and day-of-week must be '?'")
     nearest = _NEAREST_WEEKDAY.match(day_of_month)
     weekday_of = nearest.group(1) if nearest else None
     if day_of_month == "?" or weekday_of is not None:
@@ -148,7 +146,7 @@ class CronExpression:
 
     @classmethod
     def parse(cls, expression: str) -> CronExpression | None:
-        """The parsed expression; None when it is not ``cron(...)``; InvalidScheduleExpression if bad."""
+        """The parsed expression; None when it is not ``cron(...)``; InvalidScheduleExpressionError if bad."""
         match = _CRON.match(expression.strip())
         if not match:
             return None
@@ -157,7 +155,7 @@ class CronExpression:
             CronSim(translated, datetime(2000, 1, 1))
             _year_matches(years, 2000)
         except (CronSimError, ValueError) as exc:
-            raise InvalidScheduleExpression(f"{expression}: {exc}") from exc
+            raise InvalidScheduleExpressionError(f"{expression}: {exc}") from exc
         return cls(expression, translated, int(weekday_of) if weekday_of else None, years)
 
     def _wall_times(self, after: datetime) -> Iterator[datetime]:

@@ -28,15 +28,9 @@ from typing import Any
 from embedded_aws.async_invoke import AsyncInvoker
 from embedded_aws.base import Journal, SourceStats, arn_parts, client, send_to_queue
 from embedded_aws.clock import VirtualClock
+from embedded_aws.errors import FunctionNotFoundError, InvalidScheduleExpressionError
 from embedded_aws.iam_policies import arn_like, documents_allow, role_policy_documents
-from embedded_aws.runtime import FunctionNotFound
-from embedded_aws.schedule_expressions import (
-    CronExpression,
-    InvalidScheduleExpression,
-    at_timestamp,
-    flexible_offset,
-    rate_seconds,
-)
+from embedded_aws.schedule_expressions import CronExpression, at_timestamp, flexible_offset, rate_seconds
 
 # ListSchedules returns at most 100 schedules a page (API_ListSchedules.html, MaxResults).
 _SCHEDULES_PAGE = 100
@@ -70,7 +64,7 @@ def _first_due(expression: str, timezone: str | None, start: float | None, now: 
         return start if start is not None else now
     cron = CronExpression.parse(expression)
     if cron is None:
-        raise InvalidScheduleExpression(f"not at(), rate() or cron(): {expression}")
+        raise InvalidScheduleExpressionError(f"not at(), rate() or cron(): {expression}")
     return cron.next_after(max(now, start or now) - 1, timezone)
 
 
@@ -211,7 +205,7 @@ class ScheduleRunner:
             # the first period it first fires is not documented, so the first firing is one period on.
             period = rate_seconds(expression)
             if period is None and CronExpression.parse(expression) is None:
-                raise InvalidScheduleExpression(f"not rate() or cron(): {expression}")
+                raise InvalidScheduleExpressionError(f"not rate() or cron(): {expression}")
             due = now + period if period is not None else _following_due(expression, None, now)
             known = self._rules[rule["Arn"]] = _Timing((expression,), (expression,), rule, due)
         if known.due is not None and now >= known.due:
@@ -403,7 +397,7 @@ class ScheduleRunner:
         function = delivery.target["Arn"]
         try:
             self.invoker.runtime.spec(function, fresh=True)
-        except FunctionNotFound:
+        except FunctionNotFoundError:
             return ("ResourceNotFoundException", f"Function not found: {function}")
         if delivery.schedule is not None:
             return self._role_refusal(delivery.target.get("RoleArn", ""), function)

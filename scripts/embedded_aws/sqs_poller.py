@@ -5,7 +5,7 @@ https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html and its subpages):
 - batches of up to ``BatchSize`` messages, gathered for up to ``MaximumBatchingWindowInSeconds``;
 - at most ``ScalingConfig.MaximumConcurrency`` invocations in flight for the mapping
   (services-sqs-scaling.html). The mapping does not look at the function's reserved concurrency: an
-  invocation beyond it is throttled (``Throttled``, 429), the function does not run, and the batch is
+  invocation beyond it is throttled (``ThrottledError``, 429), the function does not run, and the batch is
   left alone, so it becomes visible again after the visibility timeout, its receive counted by SQS
   towards ``maxReceiveCount`` (with-sqs.html: a throttled batch returns to the queue;
   services-sqs-configure.html: visibility timeout six times the function timeout so a throttled
@@ -37,8 +37,9 @@ from typing import Any
 from embedded_aws.applied_config import SqsMappingConfig
 from embedded_aws.base import Journal, SourceStats, arn_parts, client
 from embedded_aws.clock import VirtualClock
+from embedded_aws.errors import ThrottledError
 from embedded_aws.patterns import passes
-from embedded_aws.runtime import FunctionRuntime, InvocationResult, Throttled
+from embedded_aws.runtime import FunctionRuntime, InvocationResult
 
 THROTTLE_BACKOFF_FIRST = 1.0
 THROTTLE_BACKOFF_MAX = 60.0
@@ -190,7 +191,7 @@ class SqsMappingPoller:
         self.stats.enter(len(selected))
         try:
             result = self.runtime.invoke(self.config.function, {"Records": selected})
-        except Throttled as throttle:
+        except ThrottledError as throttle:
             # Not deleted, not made visible: back after the visibility timeout, the receive counted.
             # Lambda counts no invocation for a throttled request.
             self.stats.add(invocations=-1, throttles=1, records_returned=len(selected))

@@ -25,7 +25,8 @@ from typing import Any
 from embedded_aws.applied_config import StreamMappingConfig
 from embedded_aws.base import Journal, arn_parts, client, iso_timestamp, send_to_queue
 from embedded_aws.clock import VirtualClock
-from embedded_aws.runtime import FunctionRuntime, Throttled
+from embedded_aws.errors import ThrottledError
+from embedded_aws.runtime import FunctionRuntime
 from embedded_aws.stream_shards import Outcome, StreamSource, sequence_number
 
 
@@ -57,10 +58,10 @@ class StreamMappingPoller(StreamSource):
     def _deliver(self, records: list[dict[str, Any]]) -> Outcome:
         try:
             result = self.runtime.invoke(self.config.function, {"Records": records})
-        except Throttled as throttle:
+        except ThrottledError as throttle:
             self.journal.record("stream.throttled", source=self.name, reserved=throttle.reserved)
             return Outcome(
-                ok=False, throttled=True, error_type=Throttled.error_type, error_message=str(throttle)
+                ok=False, throttled=True, error_type=ThrottledError.error_type, error_message=str(throttle)
             )
         if not result.ok:
             return Outcome(

@@ -26,7 +26,7 @@ from typing import Any
 
 from rich.console import Console
 
-from embedded_aws.pipeline import STATUSES, TERMINAL, FollowTimeout, LocalPipeline, local_pipeline
+from embedded_aws.pipeline import STATUSES, TERMINAL, FollowTimeoutError, LocalPipeline, local_pipeline
 from embedded_aws.server import DEFAULT_PORT
 from outreach_dev.local_campaign import report_lines as campaign_report_lines
 from outreach_dev.local_campaign import run_campaign
@@ -230,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"outreach job create: {created['created']} created in job {job_id}", flush=True)
             try:
                 follow(stack, job_id, timeout=args.timeout, show=sys.stderr.isatty())
-            except FollowTimeout as exc:
+            except FollowTimeoutError as exc:
                 print(str(exc), file=sys.stderr)
             # Let the last deletes settle before reading the end state.
             time.sleep(1.0)

@@ -20,26 +20,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
+from outreach_operator.errors import LineTooLongError
+
 MAX_LINE_CHARS = 256 * 1024
 
 
-class LineTooLong(ValueError):
-    """A line longer than ``MAX_LINE_CHARS``: names the file and the line's number."""
-
-    def __init__(self, path: Path, line: int) -> None:
-        super().__init__(
-            f"{path}: line {line} is longer than {MAX_LINE_CHARS:,} characters, the most a line may have"
-        )
-        self.line = line
-
-
 def bounded_lines(handle: TextIO, path: Path) -> Iterator[str]:
-    """The lines of ``handle``, line ends kept; raises LineTooLong at the first longer than the cap."""
+    """The lines of ``handle``, line ends kept; raises LineTooLongError at the first longer than the cap."""
     number = 0
     while line := handle.readline(MAX_LINE_CHARS + 2):
         number += 1
         if len(line.rstrip("\r\n")) > MAX_LINE_CHARS:
-            raise LineTooLong(path, number)
+            raise LineTooLongError(path, number, MAX_LINE_CHARS)
         yield line
 
 

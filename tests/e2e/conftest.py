@@ -22,7 +22,7 @@ import pytest
 
 from embedded_aws import faults as fault_injection
 from embedded_aws.applied_config import SqsMappingConfig
-from embedded_aws.pipeline import TERMINAL, FollowTimeout, LocalPipeline, local_pipeline
+from embedded_aws.pipeline import TERMINAL, FollowTimeoutError, LocalPipeline, local_pipeline
 from embedded_aws.schedule_expressions import rate_seconds
 from embedded_aws.webfarm import Site
 from outreach.task_ids import normalise_url, scrape_task_id
@@ -180,7 +180,7 @@ class E2E:
         """Wait until every task of the job is terminal (the loop ``make local`` uses too)."""
         try:
             progress = self.stack.wait_terminal(job_id, timeout=timeout, idle_skip=idle_skip, settle=settle)
-        except FollowTimeout as exc:
+        except FollowTimeoutError as exc:
             counts = dict(exc.progress.counts)
             raise AssertionError(
                 f"job {job_id} not terminal within {timeout}s: {counts}; {self.diagnosis()}"

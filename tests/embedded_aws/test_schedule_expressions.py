@@ -7,11 +7,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from embedded_aws.schedule_expressions import (
-    CronExpression,
-    InvalidScheduleExpression,
-    flexible_offset,
-)
+from embedded_aws.errors import InvalidScheduleExpressionError
+from embedded_aws.schedule_expressions import CronExpression, flexible_offset
 
 BERLIN = "Europe/Berlin"
 
@@ -135,7 +132,7 @@ def test_cron_year_field_limits_the_firings_and_ends_them() -> None:
     ],
 )
 def test_a_cron_expression_aws_refuses_is_invalid(expression: str) -> None:
-    with pytest.raises(InvalidScheduleExpression):
+    with pytest.raises(InvalidScheduleExpressionError):
         CronExpression.parse(expression)
 
 

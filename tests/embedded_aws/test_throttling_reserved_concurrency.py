@@ -18,7 +18,8 @@ import pytest
 
 from embedded_aws.applied_config import SqsMappingConfig, StreamMappingConfig
 from embedded_aws.clock import VirtualClock
-from embedded_aws.runtime import FunctionRuntime, InvocationResult, Throttled
+from embedded_aws.errors import ThrottledError
+from embedded_aws.runtime import FunctionRuntime, InvocationResult
 from embedded_aws.sqs_poller import SqsMappingPoller
 from embedded_aws.stream_poller import StreamMappingPoller
 from tests.embedded_aws.conftest import Lab, wait_for
@@ -77,7 +78,7 @@ def test_an_invocation_beyond_the_reserved_concurrency_is_throttled_not_queued(
     wait_for(lambda: len(lab.invocations()) == 1)
     # WHEN a second synchronous invocation arrives
     # THEN it is refused at once with Lambda's 429, and the function did not run
-    with pytest.raises(Throttled) as refused:
+    with pytest.raises(ThrottledError) as refused:
         runtime.invoke(fn, {"second": True})
     assert refused.value.status_code == 429
     assert refused.value.error_type == "TooManyRequestsException"
@@ -101,7 +102,7 @@ def test_a_reserved_concurrency_change_during_a_run_is_seen_within_a_tick(
     def throttled() -> bool:
         try:
             quick_runtime.invoke(fn, {"Records": []})
-        except Throttled as throttle:
+        except ThrottledError as throttle:
             return throttle.reserved == 0
         return False
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from outreach.canonical_url import MAX_URL_LENGTH, UnusableUrl, canonical_url
+from outreach.canonical_url import MAX_URL_LENGTH, canonical_url
+from outreach.errors import UnusableUrlError
 from outreach.scraping.site_urls import parse_http_url
 from outreach.task_ids import normalise_url
 
@@ -51,7 +52,7 @@ def test_a_port_is_part_of_the_site_and_the_default_port_is_not() -> None:
     ],
 )
 def test_a_url_without_a_canonical_form_is_unusable_everywhere(raw: str) -> None:
-    with pytest.raises(UnusableUrl):
+    with pytest.raises(UnusableUrlError):
         canonical_url(raw)
 
 
@@ -59,5 +60,5 @@ def test_one_length_limit_applies_also_after_idna_encoding() -> None:
     # 600 "ü" labels fit the limit as written but not once each becomes "xn--tda"
     raw = "https://" + ".".join(["ü"] * 600) + ".de/"
     assert len(raw) <= MAX_URL_LENGTH
-    with pytest.raises(UnusableUrl):
+    with pytest.raises(UnusableUrlError):
         canonical_url(raw)

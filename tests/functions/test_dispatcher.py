@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from outreach import clients, dispatcher
+from outreach import clients, dispatcher, errors
 from tests.support.aws import Resources, receive_all
 from tests.support.events import load_event
 from tests.support.lambda_context import FakeContext
@@ -151,7 +151,7 @@ def test_a_record_without_sequence_number_fails_the_whole_batch_for_bisect(
 ) -> None:
     event = load_event("stream_201_202_203_inserts.json")
     del event["Records"][1]["dynamodb"]["SequenceNumber"]
-    with pytest.raises(dispatcher.StreamBatchError):
+    with pytest.raises(errors.StreamBatchError):
         dispatcher.lambda_handler(event, lambda_context)
 
 

@@ -11,9 +11,9 @@ from datetime import UTC, datetime
 import boto3
 import pytest
 
-from outreach import clock, config, email_schedules, task_store
+from outreach import clock, email_schedules, errors, task_store
 from outreach.email_task import EmailMessage
-from outreach.task_ids import InvalidJobInput
+from outreach.errors import InvalidJobInputError
 from outreach.task_model import Kind, Status, Task
 from tests.support.aws import REGION, Resources
 from tests.support.email import BERLIN, planned
@@ -70,7 +70,7 @@ def test_email_tasks_carry_the_contract_fields(resources: Resources) -> None:
 
 
 def test_emails_of_two_campaigns_in_one_call_are_refused(resources: Resources) -> None:
-    with pytest.raises(InvalidJobInput):
+    with pytest.raises(InvalidJobInputError):
         task_store.create_email_tasks([planned("a@example.org"), planned("b@example.org", campaign="x")])
     assert task_store.job_counts("spring")["Pending"] == 0
 
@@ -84,10 +84,10 @@ def test_an_email_task_is_claimed_once_and_never_from_running(
     claimed = task_store.claim_email(stale, owner="invocation-1", lease_seconds=60)
     assert claimed.status is Status.RUNNING
     assert claimed.attempts == 1
-    with pytest.raises(task_store.TransitionRejected):
+    with pytest.raises(errors.TransitionRejectedError):
         task_store.claim_email(stale, owner="invocation-2", lease_seconds=60)
     frozen_clock[0] += 3600
-    with pytest.raises(task_store.TransitionRejected):
+    with pytest.raises(errors.TransitionRejectedError):
         task_store.claim_email(_task(email.task_id), owner="invocation-3", lease_seconds=60)
     assert task_store.job_counts("spring") == {
         "Pending": 0,
@@ -103,7 +103,7 @@ def test_only_the_claim_holder_finishes_an_email_and_records_the_message_id(reso
     task_store.create_email_tasks([email])
     claimed = task_store.claim_email(_task(email.task_id), owner="invocation-1", lease_seconds=60)
     impostor = Task(**{**claimed.__dict__, "lease": None})
-    with pytest.raises(task_store.TransitionRejected):
+    with pytest.raises(errors.TransitionRejectedError):
         task_store.finish_email(impostor, ses_message_id="other")
     task_store.finish_email(claimed, ses_message_id="ses-1")
     done = _task(email.task_id)
@@ -144,7 +144,7 @@ def test_giving_up_needs_an_unchanged_task_without_a_live_lease(
     email = planned("a@example.org")
     task_store.create_email_tasks([email])
     claimed = task_store.claim_email(_task(email.task_id), owner="invocation-1", lease_seconds=60)
-    with pytest.raises(task_store.TransitionRejected):
+    with pytest.raises(errors.TransitionRejectedError):
         task_store.give_up(claimed, reason="delivery_unknown")
     frozen_clock[0] += 61
     task_store.give_up(claimed, reason="delivery_unknown")
@@ -262,5 +262,5 @@ def test_the_schedule_target_comes_from_the_environment(monkeypatch: pytest.Monk
         "g", "arn:w", "arn:r", "arn:d"
     )
     monkeypatch.delenv("EMAIL_DLQ_ARN")
-    with pytest.raises(config.ConfigurationError, match="EMAIL_DLQ_ARN"):
+    with pytest.raises(errors.ConfigurationError, match="EMAIL_DLQ_ARN"):
         email_schedules.ScheduleTarget.from_env()

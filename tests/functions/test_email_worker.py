@@ -11,7 +11,7 @@ from botocore.exceptions import ClientError
 
 from embedded_aws.ses_faults import inject_ses
 from embedded_aws.ses_v2 import SentEmail, sent_emails
-from outreach import clients, config, email_worker, task_store
+from outreach import clients, config, email_worker, errors, task_store
 from outreach.errors import UnreadableMessageError
 from outreach.task_model import Status, Task
 from tests.functions.email_worker_support import invoke, stored_task
@@ -64,7 +64,7 @@ def test_concurrent_invocations_of_one_task_send_one_email(ses: list[float]) -> 
     read_by_both = _task(email.task_id)
     assert _invoke(email.task_id, "request-1")["outcome"] == "Sent"
     # The second invocation read Pending before the first claimed: its claim is refused.
-    with pytest.raises(task_store.TransitionRejected):
+    with pytest.raises(errors.TransitionRejectedError):
         task_store.claim_email(read_by_both, owner="request-2", lease_seconds=60)
     assert len(_sent()) == 1
 

@@ -10,8 +10,8 @@ import pytest
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from outreach import scraper, task_store
-from outreach.errors import UnreadableMessageError
-from outreach.task_ids import InvalidJobInput, normalise_url, scrape_task_id, validate_job_id
+from outreach.errors import InvalidJobInputError, UnreadableMessageError
+from outreach.task_ids import normalise_url, scrape_task_id, validate_job_id
 from tests.support.aws import REGION, Resources, receive_all
 from tests.support.events import load_event, sqs_event_from_queue
 from tests.support.lambda_context import FakeContext
@@ -74,7 +74,7 @@ def test_a_record_without_attributes_counts_as_the_first_receive() -> None:
 
 @pytest.mark.parametrize("job_id", ["job-1\n", "job-1\r\n", "\njob-1", "job 1", "", "-job", "j" * 129])
 def test_a_job_id_with_a_final_newline_or_other_stray_character_is_rejected(job_id: str) -> None:
-    with pytest.raises(InvalidJobInput):
+    with pytest.raises(InvalidJobInputError):
         validate_job_id(job_id)
 
 
@@ -83,7 +83,7 @@ def test_a_job_id_of_the_allowed_characters_is_accepted() -> None:
 
 
 def test_a_job_id_with_a_final_newline_creates_no_job(resources: Resources) -> None:
-    with pytest.raises(InvalidJobInput):
+    with pytest.raises(InvalidJobInputError):
         task_store.create_scrape_job("job-1\n", ["https://example.com"])
     assert _rows(resources) == 0
 
@@ -92,7 +92,7 @@ def test_a_job_id_with_a_final_newline_creates_no_job(resources: Resources) -> N
 def test_a_single_url_string_instead_of_a_list_is_rejected_before_anything_is_written(
     resources: Resources, urls: Any
 ) -> None:
-    with pytest.raises(InvalidJobInput, match="list of URL strings"):
+    with pytest.raises(InvalidJobInputError, match="list of URL strings"):
         task_store.create_scrape_job("job-1", urls)
     assert _rows(resources) == 0
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from outreach import sdk_features
-from outreach.config import ConfigurationError
+from outreach.errors import ConfigurationError
 
 FUNCTIONS = Path(__file__).resolve().parents[2] / "functions"
 

@@ -9,9 +9,10 @@ from typing import Any
 import boto3
 import pytest
 
-from outreach import clients, clock, task_store
+from outreach import clients, clock, errors, task_store
 from outreach.email_task import PlannedEmail
-from outreach.item_size import ItemTooLarge, item_size
+from outreach.errors import ItemTooLargeError
+from outreach.item_size import item_size
 from outreach.task_ids import normalise_url, scrape_task_id
 from outreach.task_model import ALLOWED_TRANSITIONS, TERMINAL, Kind, Status, Task
 from tests.support.aws import REGION, Resources
@@ -88,7 +89,7 @@ def test_a_large_job_is_written_in_transactions_of_at_most_100_actions(resources
 def test_two_deliveries_of_one_pending_task_make_exactly_one_claim(resources: Resources) -> None:
     task = _only_task()
     first = task_store.claim(task, message_id="m-1", receive_count=1, lease_seconds=600)
-    with pytest.raises(task_store.TransitionRejected):
+    with pytest.raises(errors.TransitionRejectedError):
         task_store.claim(task, message_id="m-2", receive_count=1, lease_seconds=600)
     assert first.status is Status.RUNNING
     assert first.attempts == 1
@@ -100,7 +101,7 @@ def test_a_live_claim_cannot_be_taken_by_another_message(
 ) -> None:
     task = task_store.claim(_only_task(), message_id="m-1", receive_count=1, lease_seconds=600)
     frozen_clock[0] += 599
-    with pytest.raises(task_store.TransitionRejected):
+    with pytest.raises(errors.TransitionRejectedError):
         task_store.claim(task, message_id="m-2", receive_count=1, lease_seconds=600)
 
 
@@ -116,7 +117,7 @@ def test_an_expired_claim_can_be_taken_over_after_a_worker_crash(
     assert taken.lease is not None and taken.lease.message_id == "m-2"
     assert taken.attempts == 2
     assert task_store.job_counts("job-1")["Running"] == 1
-    with pytest.raises(task_store.TransitionRejected):
+    with pytest.raises(errors.TransitionRejectedError):
         task_store.finish(crashed, result_key="k", summary={})
 
 
@@ -145,7 +146,7 @@ def test_the_same_message_redelivered_can_reclaim_even_if_release_failed(resourc
 def test_only_the_claim_holder_can_finish(resources: Resources, frozen_clock: list[float]) -> None:
     held = task_store.claim(_only_task(), message_id="m-1", receive_count=1, lease_seconds=600)
     impostor = Task(**{**held.__dict__, "lease": None})
-    with pytest.raises(task_store.TransitionRejected):
+    with pytest.raises(errors.TransitionRejectedError):
         task_store.finish(impostor, result_key="k", summary={})
     task_store.finish(held, result_key="results/job-1/x.json", summary={"title": "Example"})
     done = task_store.get_task(held.task_id)
@@ -177,7 +178,7 @@ def test_terminal_states_are_never_left_by_a_retry(resources: Resources, termina
             task_store.mark_redispatched,
             task_store.cancel,
         ):
-            with pytest.raises(task_store.TransitionRejected):
+            with pytest.raises(errors.TransitionRejectedError):
                 move(task)
     # THEN it stays where it is and the counts say so
     after = task_store.get_task(held.task_id)
@@ -212,7 +213,7 @@ def test_a_reconciler_requeue_moves_an_expired_running_task_back_to_pending(
     resources: Resources, frozen_clock: list[float]
 ) -> None:
     held = task_store.claim(_only_task(), message_id="m-1", receive_count=1, lease_seconds=60)
-    with pytest.raises(task_store.TransitionRejected):
+    with pytest.raises(errors.TransitionRejectedError):
         task_store.requeue(held)
     frozen_clock[0] += 61
     task_store.requeue(held)
@@ -236,9 +237,9 @@ def test_a_requeue_is_refused_when_the_task_changed_since_it_was_read(
     # WHEN the message's next receive claims it before the reconciler writes
     task_store.claim(held, message_id="m-1", receive_count=2, lease_seconds=600)
     # THEN the reconciler's requeue and abandon, made from the old read, change nothing
-    with pytest.raises(task_store.TransitionRejected):
+    with pytest.raises(errors.TransitionRejectedError):
         task_store.requeue(held)
-    with pytest.raises(task_store.TransitionRejected):
+    with pytest.raises(errors.TransitionRejectedError):
         task_store.abandon(held, max_attempts=1)
     current = task_store.get_task(held.task_id)
     assert current is not None and current.status is Status.RUNNING and current.attempts == 2
@@ -250,7 +251,7 @@ def test_a_pending_task_is_marked_for_redispatch_once_per_read(
     task = _only_task()
     frozen_clock[0] += 10
     task_store.mark_redispatched(task)
-    with pytest.raises(task_store.TransitionRejected):
+    with pytest.raises(errors.TransitionRejectedError):
         task_store.mark_redispatched(task)
     marked = task_store.get_task(task.task_id)
     assert marked is not None and marked.status is Status.PENDING and marked.updated_at > task.updated_at
@@ -334,7 +335,7 @@ def test_a_row_over_the_item_limit_is_refused_naming_it_before_anything_is_writt
 ) -> None:
     small = [_email_with_text(f"r{n}@example.org", "hello") for n in range(3)]
     large = _email_with_text("big@example.org", "x" * 410_000)
-    with pytest.raises(ItemTooLarge) as refused:
+    with pytest.raises(ItemTooLargeError) as refused:
         task_store.create_email_tasks([*small, large])
     assert refused.value.key == large.task_id
     assert refused.value.size == task_store.email_row_size(large) > 400 * 1024
@@ -352,6 +353,6 @@ def test_a_row_of_max_row_bytes_is_written_and_one_byte_more_is_refused(resource
         task_store.MAX_ROW_BYTES,
         task_store.MAX_ROW_BYTES + 1,
     )
-    with pytest.raises(ItemTooLarge):
+    with pytest.raises(ItemTooLargeError):
         task_store.create_email_tasks([over])
     assert task_store.create_email_tasks([fits]).created == [fits.task_id]

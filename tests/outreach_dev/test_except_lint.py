@@ -144,14 +144,14 @@ HANDLED = {
         def handler(event, context):
             try:
                 change = parse(record)
-            except UnparseableRecord:
+            except UnparseableRecordError:
                 return _failure(record["dynamodb"]["SequenceNumber"])
     """,
     "outcome_enum_member": """
         def handler(event, context):
             try:
                 claim(task)
-            except TransitionRejected:
+            except TransitionRejectedError:
                 return Outcome.BUSY
     """,
     "outcome_comment": """

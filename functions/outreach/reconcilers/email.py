@@ -39,7 +39,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from outreach import clock, config, email_schedules, task_store
+from outreach import clock, config, email_schedules, errors, task_store
 from outreach.email_schedules import ScheduleTarget
 from outreach.observability import logger, metrics
 from outreach.reconcilers.sweep import Phase, RunReport, publish, sweep, time_left
@@ -79,7 +79,7 @@ def settle_running(task: Task, now: float) -> Action:
             task,
             reason=f"delivery_unknown: claimed at {task.updated_at}, the worker never recorded the outcome",
         )
-    except task_store.TransitionRejected:  # outcome: changed since read, the worker or another run has it
+    except errors.TransitionRejectedError:  # outcome: changed since read, the worker or another run has it
         return Action.LEFT_ALONE
     return Action.DELIVERY_UNKNOWN
 
@@ -134,7 +134,9 @@ class PendingEmails:
     def _mark_and_schedule(self, task: Task, at: datetime | None, done: Action) -> Action:
         try:
             task_store.mark_redispatched(task)
-        except task_store.TransitionRejected:  # outcome: changed since read, the worker or another run has it
+        except (
+            errors.TransitionRejectedError
+        ):  # outcome: changed since read, the worker or another run has it
             return Action.LEFT_ALONE
         email_schedules.ensure_schedule(task, self._target, at=at)
         return done
@@ -145,7 +147,9 @@ class PendingEmails:
             return Action.LEFT_ALONE
         try:
             task_store.give_up(task, reason=f"too_late: {int(late)} s after send_at {fields.send_at}")
-        except task_store.TransitionRejected:  # outcome: changed since read, the worker or another run has it
+        except (
+            errors.TransitionRejectedError
+        ):  # outcome: changed since read, the worker or another run has it
             return Action.LEFT_ALONE
         email_schedules.delete_schedule(fields.schedule_name, self._target)
         return Action.TOO_LATE

@@ -27,7 +27,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from outreach import clients, clock, config, task_store
+from outreach import clients, clock, config, errors, task_store
 from outreach.observability import logger, metrics
 from outreach.reconcilers.sweep import Phase, RunReport, publish, sweep, time_left
 from outreach.task_model import Kind, Status, Task
@@ -54,7 +54,7 @@ def redispatch(task: Task) -> Action:
     """Send a stale Pending task's message again; only the run whose mark succeeds sends."""
     try:
         task_store.mark_redispatched(task)
-    except task_store.TransitionRejected:  # outcome: changed since read, another run or a worker has it
+    except errors.TransitionRejectedError:  # outcome: changed since read, another run or a worker has it
         return Action.LEFT_ALONE
     clients.sqs().send_message(
         QueueUrl=config.scrape_queue_url(), MessageBody=json.dumps({"task_id": task.task_id})
@@ -72,7 +72,7 @@ def recover_running(task: Task, settings: config.ReconcilerSettings, now: float)
             return Action.ABANDONED
         task_store.requeue(task)
         return Action.REQUEUED
-    except task_store.TransitionRejected:  # outcome: changed since read, another run or a worker has it
+    except errors.TransitionRejectedError:  # outcome: changed since read, another run or a worker has it
         return Action.LEFT_ALONE
 
 

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from outreach import clock, task_store
+from outreach import clock, errors, task_store
 from outreach.errors import ReconcilerRunError
 from outreach.observability import MetricUnit, logger, metrics
 from outreach.task_model import Kind, MalformedTask, Status, Task
@@ -134,7 +134,7 @@ def _settle_malformed(row: MalformedTask, report: RunReport) -> None:
     try:
         task_store.fail_malformed(row)
         settled = "failed as malformed_task_row"
-    except task_store.TransitionRejected:  # outcome: changed since read or unreadable; logged and counted
+    except errors.TransitionRejectedError:  # outcome: changed since read or unreadable; logged and counted
         settled = "left open: changed since read, or its status or job cannot be read"
     logger.error(
         "malformed task row",

@@ -17,16 +17,12 @@ import zlib
 from collections.abc import Iterable
 from typing import Protocol
 
-from outreach.errors import FatalScrapeError
+from outreach.errors import BadCompressedBodyError, FatalScrapeError
 
 ACCEPTED_ENCODINGS = ("gzip", "deflate")
 # The value of the request's Accept-Encoding header.
 ACCEPT_ENCODING = ", ".join(ACCEPTED_ENCODINGS)
 _IDENTITY = frozenset({"", "identity"})
-
-
-class BadCompressedBody(Exception):
-    """The body does not decompress as its Content-Encoding says (a broken or cut stream)."""
 
 
 class _Decompressor(Protocol):
@@ -53,7 +49,7 @@ def content_coding(header: str | None) -> str | None:
 def read_capped(raw_chunks: Iterable[bytes], coding: str | None, limit: int) -> tuple[bytes, bool]:
     """The decoded body, at most ``limit`` bytes, and whether there was more (cut at the cap).
 
-    Raises :class:`BadCompressedBody` when the compressed stream is corrupt.
+    Raises :class:`BadCompressedBodyError` when the compressed stream is corrupt.
     """
     out = bytearray()
     wire = 0
@@ -97,5 +93,5 @@ def _inflate(decompressor: _Decompressor, chunk: bytes, out: bytearray, limit: i
             out += decompressor.decompress(data, limit - len(out))
             data = decompressor.unconsumed_tail
     except zlib.error as exc:
-        raise BadCompressedBody(str(exc)) from exc
+        raise BadCompressedBodyError(str(exc)) from exc
     return bool(data)

@@ -21,8 +21,8 @@ from typing import TypeVar
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from outreach.canonical_url import CanonicalUrl, UnusableUrl, canonical_url
-from outreach.errors import FatalScrapeError
+from outreach.canonical_url import CanonicalUrl, canonical_url
+from outreach.errors import FatalScrapeError, UnusableUrlError
 from outreach.scraping.contacts import FoundEmail, FoundPhone
 from outreach.scraping.emails import find_emails
 from outreach.scraping.markup_bounds import bound_markup
@@ -249,7 +249,7 @@ def _resolve(base_url: str, href: str) -> CanonicalUrl | None:
     joined = join_url(base_url, href)
     try:
         return canonical_url(joined)
-    except UnusableUrl as exc:
+    except UnusableUrlError as exc:
         raise FatalScrapeError("invalid_url", str(exc)) from exc
 
 

@@ -60,9 +60,14 @@ import certifi
 import httpx
 
 from outreach.config import ScrapeSettings
-from outreach.errors import FatalScrapeError, RetryableScrapeError
+from outreach.errors import (
+    BadCompressedBodyError,
+    FatalScrapeError,
+    RetryableFetchError,
+    RetryableScrapeError,
+)
 from outreach.scraping.address_guard import Resolver, check_host
-from outreach.scraping.body_decoder import ACCEPT_ENCODING, BadCompressedBody, content_coding, read_capped
+from outreach.scraping.body_decoder import ACCEPT_ENCODING, content_coding, read_capped
 from outreach.scraping.charset import content_type_parts, looks_like_html
 from outreach.scraping.pinned_transport import PinnedTransport
 from outreach.scraping.site_urls import HttpTarget, join_http_url, parse_http_url
@@ -79,10 +84,6 @@ BACKOFF_MAX_SECONDS = 8.0
 MAX_RETRY_AFTER_SECONDS = 10.0
 # An attempt that cannot get at least this much time is not started.
 MIN_ATTEMPT_SECONDS = 0.05
-
-
-class RetryableFetchError(RetryableScrapeError):
-    """A temporary failure of one URL that outlasted its attempts; ``reason`` names the last one."""
 
 
 @dataclass(frozen=True)
@@ -261,7 +262,7 @@ class _Fetcher:
             raise RetryableFetchError("connect_error", f"{target}: {exc}") from exc
         except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError) as exc:
             raise RetryableFetchError("connection_error", f"{target}: {type(exc).__name__}: {exc}") from exc
-        except (httpx.DecodingError, BadCompressedBody) as exc:
+        except (httpx.DecodingError, BadCompressedBodyError) as exc:
             raise RetryableFetchError("decoding_error", f"{target}: {exc}") from exc
 
     def _read(self, target: HttpTarget, response: httpx.Response) -> FetchedPage | _Redirect:

@@ -8,8 +8,8 @@ from urllib.parse import urljoin
 
 import httpx
 
-from outreach.canonical_url import DEFAULT_PORTS, CanonicalUrl, UnusableUrl, canonical_url, site_host
-from outreach.errors import FatalScrapeError
+from outreach.canonical_url import DEFAULT_PORTS, CanonicalUrl, canonical_url, site_host
+from outreach.errors import FatalScrapeError, UnusableUrlError
 from outreach.scraping.registrable_domain import is_parent_domain
 
 
@@ -68,7 +68,7 @@ def parse_http_url(raw: str, *, reason: str = "invalid_url") -> HttpTarget:
     """Validate an absolute http or https URL; anything else is a FatalScrapeError with ``reason``."""
     try:
         canonical = canonical_url(raw)
-    except UnusableUrl as exc:
+    except UnusableUrlError as exc:
         raise FatalScrapeError(reason, str(exc)) from exc
     return http_target(canonical, reason=reason)
 

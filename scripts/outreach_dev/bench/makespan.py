@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from embedded_aws.pipeline import TERMINAL, FollowTimeout, LocalPipeline, local_pipeline
+from embedded_aws.pipeline import TERMINAL, FollowTimeoutError, LocalPipeline, local_pipeline
 from embedded_aws.runtime import InvocationResult
 from outreach_dev.bench.makespan_phases import Phases, Span, split
 from outreach_dev.bench.report import Figure, MeasurementError, Section
@@ -113,7 +113,7 @@ def _run_to_terminal(
     total = len(stack.create_job(job_id, list(urls)).created)
     try:
         counts = dict(stack.wait_terminal(job_id, timeout=timeout, idle_skip=idle_skip, interval=1.0).counts)
-    except FollowTimeout as exc:
+    except FollowTimeoutError as exc:
         counts = dict(exc.progress.counts)
     done = sum(counts.get(status, 0) for status in TERMINAL)
     if done < total:

@@ -36,10 +36,12 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from outreach.email_task import UnsafeEmail, check_header
-from outreach.task_ids import InvalidJobInput, validate_job_id
-from outreach_operator.campaigns.rendering import TemplateProblem, compile_template
+from outreach.email_task import check_header
+from outreach.errors import InvalidJobInputError, UnsafeEmailError
+from outreach.task_ids import validate_job_id
+from outreach_operator.campaigns.rendering import compile_template
 from outreach_operator.campaigns.unsubscribe_uri import origin_of
+from outreach_operator.errors import TemplateProblemError
 
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -52,7 +54,7 @@ class CampaignFileError(ValueError):
 def _header_safe(value: str) -> str:
     try:
         return check_header("value", value)
-    except UnsafeEmail as exc:
+    except UnsafeEmailError as exc:
         raise ValueError(str(exc).removeprefix("value: ")) from exc
 
 
@@ -80,7 +82,7 @@ def _unsubscribe(value: str) -> str:
     origin_of(value)  # ValueError: not mailto:/https://, or its host or address not written out
     try:
         compile_template(value, "uri")
-    except TemplateProblem as exc:
+    except TemplateProblemError as exc:
         raise ValueError(str(exc)) from exc
     return value
 
@@ -166,7 +168,7 @@ class Step(BaseModel):
     def _template_parses(cls, source: str) -> str:
         try:
             compile_template(source, "text")
-        except TemplateProblem as exc:
+        except TemplateProblemError as exc:
             raise ValueError(str(exc)) from exc
         return source
 
@@ -175,7 +177,7 @@ class Step(BaseModel):
     def _html_template_parses(cls, source: str) -> str:
         try:
             compile_template(source, "html")
-        except TemplateProblem as exc:
+        except TemplateProblemError as exc:
             raise ValueError(str(exc)) from exc
         return source
 
@@ -198,7 +200,7 @@ class Campaign(BaseModel):
     def _job_id(cls, value: str) -> str:
         try:
             return validate_job_id(value)
-        except InvalidJobInput as exc:
+        except InvalidJobInputError as exc:
             raise ValueError(str(exc).replace("job id", "campaign id")) from exc
 
     @field_validator("steps")

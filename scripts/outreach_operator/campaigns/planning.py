@@ -26,8 +26,9 @@ from outreach.email_task import EmailMessage, PlannedEmail
 from outreach.item_size import ITEM_LIMIT_BYTES
 from outreach_operator.campaigns.campaign_file import Campaign, SendWindow
 from outreach_operator.campaigns.recipients import Recipient, RejectedRow
-from outreach_operator.campaigns.rendering import RenderError, render_step
+from outreach_operator.campaigns.rendering import render_step
 from outreach_operator.campaigns.send_window import add_local_days, next_open
+from outreach_operator.errors import RenderError
 
 
 @dataclass

@@ -31,7 +31,8 @@ from typing import Any
 
 from email_validator import EmailNotValidError, validate_email
 
-from outreach_operator.bounded_lines import LineTooLong, bounded_lines
+from outreach_operator.bounded_lines import bounded_lines
+from outreach_operator.errors import LineTooLongError
 from outreach_operator.report_values import shorten
 
 _NOT_NAME = re.compile(r"[^a-z0-9_]+")
@@ -150,7 +151,7 @@ def read_recipients_csv(path: Path) -> Recipients:
         raise RecipientsFileError(f"cannot read {path}: {exc.strerror}") from exc
     except UnicodeDecodeError as exc:
         raise RecipientsFileError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    except LineTooLong as exc:
+    except LineTooLongError as exc:
         raise RecipientsFileError(str(exc)) from exc
     except csv.Error as exc:
         raise RecipientsFileError(f"{path}: line {reader.line_num}: malformed CSV: {exc}") from exc

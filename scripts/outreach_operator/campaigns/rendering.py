@@ -30,11 +30,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from jinja2 import StrictUndefined, Template, TemplateError, TemplateSyntaxError
 
-from outreach.email_task import EmailMessage, UnsafeEmail
+from outreach.email_task import EmailMessage
+from outreach.errors import UnsafeEmailError
 from outreach_operator.campaigns import message_caps, unsubscribe_uri
 from outreach_operator.campaigns.html_links import link_problem
 from outreach_operator.campaigns.subject_characters import invisible_character
 from outreach_operator.campaigns.template_sandbox import BoundedSandbox, render_bounded
+from outreach_operator.errors import RenderError, TemplateProblemError
 from outreach_operator.report_values import shorten
 
 if TYPE_CHECKING:
@@ -55,31 +57,18 @@ _ENVIRONMENTS: dict[Kind, BoundedSandbox] = {
 }
 
 
-class TemplateProblem(ValueError):
-    """A template that does not compile (raised when the campaign file is read)."""
-
-
-class RenderError(ValueError):
-    """A message that cannot be rendered for one recipient: ``field`` says where, the message why."""
-
-    def __init__(self, field: str, reason: str) -> None:
-        super().__init__(f"{field}: {reason}")
-        self.field = field
-        self.reason = reason
-
-
 @lru_cache(maxsize=256)
 def compile_template(source: str, kind: Kind = "text") -> Template:
-    """The compiled template of ``source``; raises TemplateProblem with the line for a syntax error,
+    """The compiled template of ``source``; raises TemplateProblemError with the line for a syntax error,
     a template that uses another one, or one nested too deeply to compile."""
     try:
         return _ENVIRONMENTS[kind].compile_bounded(source)
     except TemplateSyntaxError as exc:
-        raise TemplateProblem(f"template error on line {exc.lineno}: {exc.message}") from exc
+        raise TemplateProblemError(f"template error on line {exc.lineno}: {exc.message}") from exc
     except TemplateError as exc:
-        raise TemplateProblem(f"template error: {exc}") from exc
+        raise TemplateProblemError(f"template error: {exc}") from exc
     except RecursionError as exc:
-        raise TemplateProblem("template error: nested too deeply to compile") from exc
+        raise TemplateProblemError("template error: nested too deeply to compile") from exc
 
 
 def render_template(
@@ -144,6 +133,6 @@ def render_step(campaign: Campaign, step: int, recipient: str, values: Mapping[s
             reply_to=campaign.reply_to,
             unsubscribe=context["unsubscribe"],
         )
-    except UnsafeEmail as exc:
+    except UnsafeEmailError as exc:
         field, _, reason = str(exc).partition(": ")
         raise RenderError(f"{prefix}.{field}" if field in {"subject", "text"} else field, reason) from exc

@@ -23,7 +23,7 @@ calls itself in a RecursionError, three nested loops over ``range(1000)`` run fo
   ``MAX_PRODUCED_CHARS`` (1 Mi characters) a render; the output itself stops as soon as it passes the
   cap the caller gives for the field.
 
-Every limit raises ``TemplateLimit`` (a Jinja2 ``SecurityError``) saying what was refused. The
+Every limit raises ``TemplateLimitError`` (a Jinja2 ``SecurityError``) saying what was refused. The
 compiled code is Jinja2's own: the template's tree is only rewritten to route loops, ``~`` and literal
 output through the environment (``EnvironmentAttribute`` calls, the hook Jinja2 provides for
 extensions), and the optimizer is off, so no filter runs at compile time.
@@ -40,11 +40,13 @@ from functools import wraps
 from typing import Any, cast
 
 from jinja2 import Template, nodes, pass_context
-from jinja2.exceptions import SecurityError, TemplateAssertionError
+from jinja2.exceptions import TemplateAssertionError
 from jinja2.runtime import Context, markup_join, str_join
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.utils import Namespace
 from jinja2.visitor import NodeTransformer
+
+from outreach_operator.errors import TemplateLimitError
 
 MAX_VALUE_CHARS = 256 * 1024
 MAX_INT_BITS = 4096
@@ -56,10 +58,6 @@ MAX_PRODUCED_CHARS = 1024 * 1024
 _SEQUENCES = (str, bytes, list, tuple)
 _PADDING_METHODS = frozenset({"center", "ljust", "rjust", "zfill"})
 _REFUSED_TEXT_METHODS = frozenset({"format", "format_map", "translate", "maketrans"})
-
-
-class TemplateLimit(SecurityError):
-    """A render that went past one of the sandbox's limits: the message says which and by how much."""
 
 
 @dataclass
@@ -74,15 +72,15 @@ class _Budget:
     def step(self) -> None:
         self.steps += 1
         if self.steps > MAX_STEPS:
-            raise TemplateLimit(
+            raise TemplateLimitError(
                 f"the template took more than {MAX_STEPS:,} steps (loop iterations, calls and filters)"
             )
         if time.monotonic() >= self.deadline:
-            raise TemplateLimit(f"the template took more than {MAX_SECONDS:g} s to render")
+            raise TemplateLimitError(f"the template took more than {MAX_SECONDS:g} s to render")
 
     def fits(self, size: int, what: str) -> None:
         if size > MAX_VALUE_CHARS:
-            raise TemplateLimit(
+            raise TemplateLimitError(
                 f"{what} would make a value of {size:,} characters; a template's values may have at most "
                 f"{MAX_VALUE_CHARS:,}"
             )
@@ -90,7 +88,7 @@ class _Budget:
     def value(self, value: Any, what: str) -> Any:
         if isinstance(value, int) and not isinstance(value, bool):
             if value.bit_length() > MAX_INT_BITS:
-                raise TemplateLimit(
+                raise TemplateLimitError(
                     f"{what} would make a number of {value.bit_length():,} bits; at most {MAX_INT_BITS:,}"
                 )
         elif isinstance(value, (*_SEQUENCES, dict, set, frozenset)):
@@ -100,7 +98,7 @@ class _Budget:
     def produce(self, size: int) -> None:
         self.produced += size
         if self.produced > MAX_PRODUCED_CHARS:
-            raise TemplateLimit(
+            raise TemplateLimitError(
                 f"the template produced more than {MAX_PRODUCED_CHARS:,} characters (macros and set "
                 "blocks included)"
             )
@@ -113,7 +111,7 @@ def _budget() -> _Budget:
     try:
         return _BUDGET.get()
     except LookupError:
-        raise TemplateLimit("a bounded template renders only through render_bounded") from None
+        raise TemplateLimitError("a bounded template renders only through render_bounded") from None
 
 
 def _size(value: Any) -> int:
@@ -219,12 +217,12 @@ def _check_slice(b: _Budget, args: tuple[Any, ...], kwargs: dict[str, Any]) -> t
 
 def _check_sum(b: _Budget, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
     if not isinstance(_arg(args, kwargs, 2, "start", 0), (int, float)):
-        raise TemplateLimit("the sum filter adds numbers only")
+        raise TemplateLimitError("the sum filter adds numbers only")
     return args
 
 
 def _refuse_format(b: _Budget, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
-    raise TemplateLimit("the format filter is not available: write the value as a placeholder")
+    raise TemplateLimitError("the format filter is not available: write the value as a placeholder")
 
 
 _FILTER_CHECKS: dict[str, Callable[[_Budget, tuple[Any, ...], dict[str, Any]], tuple[Any, ...]]] = {
@@ -268,7 +266,9 @@ def _range(*args: int) -> range:
     except OverflowError:
         count = sys.maxsize
     if count > MAX_RANGE:
-        raise TemplateLimit(f"range() of {count:,} numbers; a template may count to at most {MAX_RANGE:,}")
+        raise TemplateLimitError(
+            f"range() of {count:,} numbers; a template may count to at most {MAX_RANGE:,}"
+        )
     return numbers
 
 
@@ -400,9 +400,11 @@ class BoundedSandbox(ImmutableSandboxedEnvironment):
                     budget.fits(_size(sequence) * times, "'*'")
         elif operator == "**" and isinstance(left, int) and isinstance(right, int):
             if abs(left) > 1 and right > 0 and right * (abs(left).bit_length() - 1) > MAX_INT_BITS:
-                raise TemplateLimit(f"'**' would make a number of more than {MAX_INT_BITS:,} bits")
+                raise TemplateLimitError(f"'**' would make a number of more than {MAX_INT_BITS:,} bits")
         elif operator == "%" and isinstance(left, (str, bytes)):
-            raise TemplateLimit("'%' formatting of text is not available: write the value as a placeholder")
+            raise TemplateLimitError(
+                "'%' formatting of text is not available: write the value as a placeholder"
+            )
         return budget.value(super().call_binop(context, operator, left, right), f"{operator!r}")
 
     def call(__self, __context: Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
@@ -436,7 +438,7 @@ def _sized_text_method(
 
 def render_bounded(template: Template, values: Mapping[str, Any], output_cap: int) -> str:
     """``template`` rendered with ``values`` within the limits; the output stops once past
-    ``output_cap`` characters. Raises TemplateLimit, or what the template itself raised."""
+    ``output_cap`` characters. Raises TemplateLimitError, or what the template itself raised."""
     budget = _Budget(output_cap=output_cap, deadline=time.monotonic() + MAX_SECONDS)
     token = _BUDGET.set(budget)
     stream = template.generate(values)
@@ -446,7 +448,7 @@ def render_bounded(template: Template, values: Mapping[str, Any], output_cap: in
         for piece in stream:
             length += len(piece)
             if length > output_cap:
-                raise TemplateLimit(
+                raise TemplateLimitError(
                     f"the output passed {output_cap:,} characters, the most this field may have"
                 )
             pieces.append(piece)

@@ -27,7 +27,7 @@ from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import BotoCoreError, ClientError
 from rich.console import Console
 
-from outreach import clients, clock, config, task_store
+from outreach import clients, clock, config, errors, task_store
 from outreach.email_schedules import ScheduleTarget, delete_schedule, ensure_schedule
 from outreach.email_task import PlannedEmail, parse_utc_iso
 from outreach.task_model import Kind, Status, Task
@@ -274,7 +274,7 @@ def schedule(
         if s.targets.tasks_table:
             try:
                 task_store.check_job_kind(chosen.campaign_id, Kind.EMAIL)
-            except task_store.JobKindConflict as exc:
+            except errors.JobKindConflictError as exc:
                 raise BadInput(f"{exc}; nothing written") from exc
             existing = existing_task_ids([email.task_id for email in plan.emails])
             report.update(would_create=len(plan.emails) - len(existing), existing=len(existing))
@@ -294,7 +294,7 @@ def schedule(
                 tasks=len(plan.emails),
                 created_by=operator_name(operator),
             )
-        except task_store.JobKindConflict as exc:
+        except errors.JobKindConflictError as exc:
             raise BadInput(str(exc)) from exc
         report.update(_write(s, plan, target))
     s.emit(report, lambda c: _render_scheduled(c, report))
@@ -499,7 +499,7 @@ def cancel(ctx: click.Context, campaign_id: str, reason: str, operator: str | No
             try:
                 # The task first: a schedule firing meanwhile finds it Cancelled and sends nothing.
                 task_store.cancel(task, reason=f"{reason} (by {who})")
-            except task_store.TransitionRejected:  # claimed or done meanwhile: not interrupted
+            except errors.TransitionRejectedError:  # claimed or done meanwhile: not interrupted
                 moved_on.append(task.task_id)
                 continue
             except Exception as exc:

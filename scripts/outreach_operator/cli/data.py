@@ -24,9 +24,10 @@ from outreach import clock
 from outreach_operator.cli.confirm import confirm_change
 from outreach_operator.cli.operator import operator_name
 from outreach_operator.cli.output import BadInput, PartlyDone, Session, session, table
-from outreach_operator.erasure.deletion import Deleted, ErasureStopped, erase
+from outreach_operator.erasure.deletion import Deleted, erase
 from outreach_operator.erasure.inventory import Inventory, find
-from outreach_operator.erasure.request import ErasureRequest, InvalidRequest
+from outreach_operator.erasure.request import ErasureRequest
+from outreach_operator.errors import ErasureStoppedError, InvalidRequestError
 
 REMINDERS = (
     "exports: `outreach job export` writes local files only (nothing in S3); delete the exports you "
@@ -157,7 +158,7 @@ def _refusal(inventory: Inventory) -> str:
     return f"{inventory.request.subject} has {count} open tasks ({open_tasks}{more}): {how}; nothing deleted"
 
 
-def _stopped(report: dict[str, Any], stopped: ErasureStopped) -> PartlyDone:
+def _stopped(report: dict[str, Any], stopped: ErasureStoppedError) -> PartlyDone:
     done = [f"{label}: {stopped.deleted.counts[key]}" for _, key, label in _STORES]
     left = [f"{label}: {stopped.left[key]}" for _, key, label in _STORES if stopped.left[key]]
     report.update(deleted=_deleted_view(stopped.deleted), left=stopped.left)
@@ -187,7 +188,7 @@ def erase_command(
     s = session(ctx)
     try:
         request = ErasureRequest.of(job_id, address)
-    except InvalidRequest as exc:
+    except InvalidRequestError as exc:
         raise BadInput(str(exc)) from exc
     table_name = s.targets.require("tasks_table", "--table")
     results_bucket = s.targets.require("results_bucket", "--results-bucket")
@@ -229,7 +230,7 @@ def erase_command(
                 schedule_group=group,
                 tracker=bar,
             )
-    except ErasureStopped as stopped:
+    except ErasureStoppedError as stopped:
         partly = _stopped(report, stopped)
         s.emit(report, lambda c: _render(c, report))
         raise partly from stopped.cause

@@ -36,12 +36,14 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from outreach import task_store
-from outreach.task_ids import InvalidJobInput, validate_job_id
+from outreach.errors import InvalidJobInputError
+from outreach.task_ids import validate_job_id
 from outreach_operator.cli import queue_messages as queue
 from outreach_operator.cli.confirm import confirm_change
 from outreach_operator.cli.output import BadInput, Failed, PartlyDone, Session, session, table
 from outreach_operator.cli.redispatch import pending_in_window, redispatch
 from outreach_operator.cli.targets import TargetError
+from outreach_operator.errors import ReplayRefusedError
 
 _MOVE_DONE = {"COMPLETED", "FAILED", "CANCELLED"}
 
@@ -171,19 +173,10 @@ def _follow_move(s: Session, sqs: Any, source: str, handle: str, timeout: float)
 Handler = Callable[[dict[str, Any], bool], dict[str, Any]]
 
 
-class Refused(Exception):
-    """A message the rules do not let this replay act on (it stays in the queue; exit 2)."""
-
-    def __init__(self, subject: str, why: str) -> None:
-        super().__init__(f"{subject}: {why}")
-        self.subject = subject
-        self.why = why
-
-
 def replay_queue(s: Session, url: str, handler: Handler, *, limit: int, dry_run: bool, what: str) -> None:
     """Run ``handler`` on each message; delete only those it handled, hand back everything else.
 
-    A message the handler refuses (``Refused``) is not acted on and stays; any refusal ends the
+    A message the handler refuses (``ReplayRefusedError``) is not acted on and stays; any refusal ends the
     command with exit 2 naming what was refused, after the other messages were replayed.
     """
     messages = queue.receive(url, limit)
@@ -196,7 +189,7 @@ def replay_queue(s: Session, url: str, handler: Handler, *, limit: int, dry_run:
             message = remaining[0]
             try:
                 outcome = handler(message, dry_run)
-            except Refused as exc:  # not this replay's to act on: stays in the queue
+            except ReplayRefusedError as exc:  # not this replay's to act on: stays in the queue
                 refused.append({"message_id": message["MessageId"], "subject": exc.subject, "why": exc.why})
                 queue.release(url, [remaining.pop(0)])
                 continue
@@ -299,7 +292,7 @@ def pipe_handler(queue_url: str, jobs: tuple[str, ...] = ()) -> Handler:
         info = record["DDBStreamBatchInfo"]
         scope = list(jobs) or jobs_named(record)
         if not scope:
-            raise Refused(
+            raise ReplayRefusedError(
                 "no job",
                 "the dead-lettered batch names no job (a pipe's dead letter gives only its shard, "
                 "sequence range and arrival times): pass --job ID for each job whose dispatch failed, "
@@ -337,17 +330,21 @@ class OwnFunctions:
     account: Callable[[], str]
 
     def resolve(self, target: str) -> str:
-        """The environment's function ``target`` (a name or an ARN) is: what to invoke. ``Refused``
+        """The environment's function ``target`` (a name or an ARN) is: what to invoke. ``ReplayRefusedError``
         naming the target for anything else."""
         named = _LAMBDA_ARN.match(target)
         if named is None and target.startswith("arn:"):
-            raise Refused(target, "not a Lambda function; only this environment's reconcilers are invoked")
+            raise ReplayRefusedError(
+                target, "not a Lambda function; only this environment's reconcilers are invoked"
+            )
         if named is not None and named["qualifier"] not in (None, "$LATEST"):
-            raise Refused(target, f"names version or alias {named['qualifier']}; only $LATEST is replayed")
+            raise ReplayRefusedError(
+                target, f"names version or alias {named['qualifier']}; only $LATEST is replayed"
+            )
         for own in self.functions:
             if self._same(target, named, own):
                 return own
-        raise Refused(
+        raise ReplayRefusedError(
             target,
             f"not one of this environment's reconcilers ({', '.join(self.functions)}); "
             "it is not invoked with these credentials",
@@ -457,7 +454,7 @@ def replay(
         for job in jobs:
             try:
                 validate_job_id(job)
-            except InvalidJobInput as exc:
+            except InvalidJobInputError as exc:
                 raise BadInput(f"--job: {exc}") from exc
         url = s.targets.require("pipe_dlq_url", "--pipe-dlq-url")
         handler = pipe_handler(s.targets.require("scrape_queue_url", "--queue-url"), jobs)
@@ -469,7 +466,7 @@ def replay(
         if function:
             try:
                 function = own.resolve(function)
-            except Refused as exc:
+            except ReplayRefusedError as exc:
                 raise BadInput(f"--function {exc}") from exc
         handler = reconciler_handler(own, function)
     if not dry_run:

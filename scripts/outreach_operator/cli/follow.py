@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from outreach import task_store
 from outreach.task_model import TERMINAL, Status
+from outreach_operator.errors import FollowTimeoutError
 
 
 @dataclass(frozen=True)
@@ -61,15 +62,6 @@ class JobProgress:
         }
 
 
-class FollowTimeout(Exception):
-    def __init__(self, progress: JobProgress, seconds: float) -> None:
-        super().__init__(
-            f"job {progress.job_id}: {progress.open} of {progress.total} tasks "
-            f"still open after {seconds:.0f}s"
-        )
-        self.progress = progress
-
-
 CountsReader = Callable[[str], Mapping[str, int]]
 
 
@@ -85,7 +77,7 @@ def follow_job(
 ) -> JobProgress:
     """Report the job's progress every ``interval`` seconds until every task is terminal.
 
-    Raises FollowTimeout (carrying the last reading) when ``timeout`` passes first.
+    Raises FollowTimeoutError (carrying the last reading) when ``timeout`` passes first.
     """
     read = read_counts or task_store.job_counts
     started = monotonic()
@@ -103,7 +95,7 @@ def follow_job(
         if progress.is_done:
             return progress
         if timeout is not None and elapsed >= timeout:
-            raise FollowTimeout(progress, elapsed)
+            raise FollowTimeoutError(progress, elapsed)
         sleep(interval)
 
 

@@ -1,7 +1,7 @@
 """``outreach job``: create a job from a file of sites, follow it, list, export and cancel jobs.
 
 ``create`` records the job as a ``scrape`` job: an id already recorded as a campaign (an email job) is
-refused (``task_store.JobKindConflict``, exit 2) before anything is written. ``cancel`` never cancels an
+refused (``errors.JobKindConflictError``, exit 2) before anything is written. ``cancel`` never cancels an
 email task that is Running (its worker may be sending it); it says how many it left.
 """
 
@@ -19,11 +19,12 @@ import click
 from rich.console import Console, Group
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from outreach import clients, clock, config, task_store
-from outreach.task_ids import InvalidJobInput, scrape_task_id, validate_job_id
+from outreach import clients, clock, config, errors, task_store
+from outreach.errors import InvalidJobInputError
+from outreach.task_ids import scrape_task_id, validate_job_id
 from outreach.task_model import Kind, Status, Task
 from outreach_operator.cli.confirm import confirm_change
-from outreach_operator.cli.follow import FollowTimeout, JobProgress, follow_job, snapshot
+from outreach_operator.cli.follow import JobProgress, follow_job, snapshot
 from outreach_operator.cli.job_view import (
     FailureGroup,
     failures_renderable,
@@ -36,6 +37,7 @@ from outreach_operator.cli.output import BadInput, Failed, PartlyDone, Session, 
 from outreach_operator.cli.sites_file import SitesFile, SitesFileError, default_job_id, read_sites
 from outreach_operator.cli.spreadsheet_cells import QUOTING as CSV_QUOTING
 from outreach_operator.cli.spreadsheet_cells import text_cell
+from outreach_operator.errors import FollowTimeoutError
 
 # URLs per create_scrape_job call: 10 transactions of 90 tasks, one progress step.
 CREATE_CHUNK = 900
@@ -146,7 +148,7 @@ def create(
     chosen = job_id or default_job_id(sites)
     try:
         validate_job_id(chosen)
-    except InvalidJobInput as exc:
+    except InvalidJobInputError as exc:
         raise BadInput(str(exc)) from exc
     if not sites.urls:
         raise BadInput(f"{path}: no valid URL to create a job from")
@@ -167,7 +169,7 @@ def create(
             report.update(created=0, would_create=len(ids) - len(existing), existing=len(existing))
         else:
             report.update(_write_job(s, chosen, sites, ids, operator))
-    except task_store.JobKindConflict as exc:
+    except errors.JobKindConflictError as exc:
         raise BadInput(f"{exc}; nothing written") from exc
     s.emit(report, lambda c: _render_created(c, report))
 
@@ -292,7 +294,7 @@ def watch_job(s: Session, job_id: str, *, interval: float, timeout: float | None
             return follow_job(job_id, lambda _: None, interval=interval, timeout=timeout)
         with live_progress(s.out) as live:
             return follow_job(job_id, lambda p: show_progress(live, p), interval=interval, timeout=timeout)
-    except FollowTimeout as exc:
+    except FollowTimeoutError as exc:
         raise Failed(str(exc)) from exc
 
 
@@ -467,7 +469,7 @@ def cancel(ctx: click.Context, job_id: str, reason: str, operator: str | None, d
         for index, task in enumerate(open_tasks):
             try:
                 task_store.operator_cancel(task, reason=f"{reason} (by {who})")
-            except task_store.TransitionRejected:  # claimed, finished or failed meanwhile: left to it
+            except errors.TransitionRejectedError:  # claimed, finished or failed meanwhile: left to it
                 moved_on.append(task.task_id)
                 continue
             except Exception as exc:

@@ -13,8 +13,10 @@ import csv
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from outreach.task_ids import InvalidJobInput, normalise_url
-from outreach_operator.bounded_lines import LineTooLong, bounded_lines, file_sha256
+from outreach.errors import InvalidJobInputError
+from outreach.task_ids import normalise_url
+from outreach_operator.bounded_lines import bounded_lines, file_sha256
+from outreach_operator.errors import LineTooLongError
 from outreach_operator.report_values import shorten
 
 # A reason quotes at most 200 characters of its line (``normalise_url``); the rest is kept to this.
@@ -46,7 +48,7 @@ def _add(result: SitesFile, seen: set[str], line: int, raw: str) -> None:
     result.lines += 1
     try:
         url = normalise_url(raw)
-    except InvalidJobInput as exc:
+    except InvalidJobInputError as exc:
         reason = shorten(str(exc), _REASON_CHARS)
         result.invalid.append(BadLine(line=line, value=shorten(raw), reason=reason))
         return
@@ -104,7 +106,7 @@ def read_sites(path: Path, *, column: str = "url") -> SitesFile:
             _read_text(path, result)
     except UnicodeDecodeError as exc:
         raise SitesFileError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    except LineTooLong as exc:
+    except LineTooLongError as exc:
         raise SitesFileError(str(exc)) from exc
     return result
 

@@ -9,7 +9,7 @@
 3. **Result objects** and 4. **stream failure records**: every version and delete marker, in
    DeleteObjects calls of up to 1,000 (with versioning a plain delete would only add a delete marker).
 
-A step that fails stops the run with ``ErasureStopped``: what was deleted and what is left, per store.
+A step that fails stops the run with ``ErasureStoppedError``: what was deleted and what is left, per store.
 Running the same request again finds only what is left.
 """
 
@@ -26,6 +26,7 @@ from outreach import clients
 from outreach.email_schedules import ScheduleTarget, delete_schedule
 from outreach.task_store import counter_key, counter_shard
 from outreach_operator.erasure.inventory import FoundRow, Inventory, NoProgress, ObjectVersion, Tracker
+from outreach_operator.errors import ErasureStoppedError, RowsChangedError
 
 _BATCH_WRITE_LIMIT = 25
 _DELETE_OBJECTS_LIMIT = 1000
@@ -46,20 +47,6 @@ class Deleted:
     )
     schedules_already_gone: int = 0
     changed_since_read: list[str] = field(default_factory=list)
-
-
-class ErasureStopped(Exception):
-    """A store refused or failed halfway: ``deleted`` says what went, ``left`` what is still stored."""
-
-    def __init__(self, deleted: Deleted, left: dict[str, int], cause: BaseException) -> None:
-        super().__init__(str(cause))
-        self.deleted = deleted
-        self.left = left
-        self.cause = cause
-
-
-class RowsChanged(Exception):
-    """Rows changed between the read and the delete (a worker moved them): they were left in place."""
 
 
 def _condition(row: FoundRow) -> tuple[str, dict[str, Any]]:
@@ -225,11 +212,11 @@ def erase(
                 failure_bucket, inventory.failure_records, deleted, "failure_record_versions", progress
             )
     except Exception as exc:
-        raise ErasureStopped(deleted, _left(inventory, deleted), exc) from exc
+        raise ErasureStoppedError(deleted, _left(inventory, deleted), exc) from exc
     if deleted.changed_since_read:
-        changed = RowsChanged(
+        changed = RowsChangedError(
             f"{len(deleted.changed_since_read)} rows changed after they were read and were left: "
             f"{', '.join(deleted.changed_since_read)}"
         )
-        raise ErasureStopped(deleted, _left(inventory, deleted), changed)
+        raise ErasureStoppedError(deleted, _left(inventory, deleted), changed)
     return deleted

@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from outreach.errors import InvalidJobInputError
 from outreach.personal_data import address_hash
-from outreach.task_ids import InvalidJobInput, validate_job_id
+from outreach.task_ids import validate_job_id
+from outreach_operator.errors import InvalidRequestError
 
 # A character that can stand before or after an address without being part of it.
 _BEFORE = r"(?<![A-Za-z0-9._%+'!#$&*/=?^`{|}~-])"
@@ -23,10 +25,6 @@ _AFTER = r"(?![A-Za-z0-9-]|\.[A-Za-z0-9])"
 _NOT_AFTER_ID = r"(?<![A-Za-z0-9_.:#-])"
 _NOT_BEFORE_ID = r"(?![A-Za-z0-9_.:-])"
 _ADDRESS_SHAPE = re.compile(r"[^@\s]{1,64}@[^@\s]+\.[^@\s]+")
-
-
-class InvalidRequest(ValueError):
-    """An erasure request that names no job or address, both, or something that is neither."""
 
 
 def _converted(domain: str, encode: str, decode: str) -> str | None:
@@ -76,16 +74,16 @@ class ErasureRequest:
     @classmethod
     def of(cls, job_id: str | None, address: str | None) -> ErasureRequest:
         if (job_id is None) == (address is None):
-            raise InvalidRequest("name exactly one of --job and --address")
+            raise InvalidRequestError("name exactly one of --job and --address")
         if job_id is not None:
             try:
                 validate_job_id(job_id)
-            except InvalidJobInput as exc:
-                raise InvalidRequest(str(exc)) from exc
+            except InvalidJobInputError as exc:
+                raise InvalidRequestError(str(exc)) from exc
             return cls(job_id=job_id)
         assert address is not None
         if not _ADDRESS_SHAPE.fullmatch(address.strip()):
-            raise InvalidRequest(f"{address!r} is not an e-mail address")
+            raise InvalidRequestError(f"{address!r} is not an e-mail address")
         return cls(address=address.strip())
 
     @property

@@ -12,9 +12,9 @@ import zlib
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from outreach.canonical_url import MAX_URL_LENGTH, UnusableUrl, canonical_url
-from outreach.errors import FatalScrapeError
-from outreach.scraping.body_decoder import BadCompressedBody, content_coding, read_capped
+from outreach.canonical_url import MAX_URL_LENGTH, canonical_url
+from outreach.errors import BadCompressedBodyError, FatalScrapeError, UnusableUrlError
+from outreach.scraping.body_decoder import content_coding, read_capped
 from outreach.scraping.charset import content_type_parts, decode_html
 from outreach.scraping.extract import extract_page
 from outreach.scraping.markup_bounds import bound_markup
@@ -131,7 +131,7 @@ def test_any_body_and_encoding_decode_within_the_cap_or_fail_by_name(
     except FatalScrapeError as exc:
         assert exc.reason == "unsupported_encoding"
         return
-    except BadCompressedBody:
+    except BadCompressedBodyError:
         return
     assert len(decoded) <= limit
     if not truncated and coding is None:
@@ -156,7 +156,7 @@ def test_any_body_and_encoding_decode_within_the_cap_or_fail_by_name(
 def test_any_url_has_one_stable_canonical_form_or_is_unusable(raw: str) -> None:
     try:
         first = canonical_url(raw)
-    except UnusableUrl:
+    except UnusableUrlError:
         return
     text = str(first)
     assert len(text) <= MAX_URL_LENGTH

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from outreach.config import ConfigurationError, ScrapeSettings
-from outreach.errors import FatalScrapeError
+from outreach.config import ScrapeSettings
+from outreach.errors import ConfigurationError, FatalScrapeError
 from outreach.scraping import scrape_site
 from outreach.scraping.site_scrape import SiteScrape
 from tests.functions.scraping.conftest import TEST_USER_AGENT, deadline_in, settings

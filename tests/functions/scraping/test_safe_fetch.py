@@ -8,10 +8,10 @@ import time
 import httpcore
 import pytest
 
-from outreach.errors import FatalScrapeError, RetryableScrapeError
+from outreach.errors import FatalScrapeError, RetryableFetchError, RetryableScrapeError
 from outreach.scraping.address_guard import Resolver, mapping_resolver
 from outreach.scraping.pinned_transport import PinnedBackend
-from outreach.scraping.safe_fetch import FetchedPage, RetryableFetchError, fetch_page
+from outreach.scraping.safe_fetch import FetchedPage, fetch_page
 from tests.functions.scraping.conftest import TEST_USER_AGENT, deadline_in, settings
 from tests.support.web_farm import HTML, CertificateAuthority, Reply, WebFarm, unused_port
 

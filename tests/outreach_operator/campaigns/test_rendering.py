@@ -14,7 +14,8 @@ from outreach_operator.campaigns import message_caps, template_sandbox
 from outreach_operator.campaigns.campaign_file import CampaignFileError, parse_campaign
 from outreach_operator.campaigns.planning import plan_campaign
 from outreach_operator.campaigns.recipients import Recipient
-from outreach_operator.campaigns.rendering import RenderError, render_step
+from outreach_operator.campaigns.rendering import render_step
+from outreach_operator.errors import RenderError
 from tests.outreach_operator.campaigns.conftest import campaign_data
 
 START = datetime(2027, 3, 1, 9, 0, tzinfo=UTC)

@@ -6,7 +6,8 @@ from collections.abc import Mapping
 
 import pytest
 
-from outreach_operator.cli.follow import FollowTimeout, JobProgress, follow_job
+from outreach_operator.cli.follow import JobProgress, follow_job
+from outreach_operator.errors import FollowTimeoutError
 
 
 class Pipeline:
@@ -52,7 +53,7 @@ def test_following_reports_each_reading_with_rate_and_time_left_until_every_task
 
 def test_following_gives_up_after_the_timeout_with_the_last_reading() -> None:
     pipeline = Pipeline([_counts(3, 0, 0)])
-    with pytest.raises(FollowTimeout) as raised:
+    with pytest.raises(FollowTimeoutError) as raised:
         follow_job(
             "j", lambda _: None, interval=1.0, timeout=3.0,
             read_counts=pipeline.counts, sleep=pipeline.sleep, monotonic=lambda: pipeline.now,

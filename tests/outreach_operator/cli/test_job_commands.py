@@ -10,7 +10,7 @@ from pathlib import Path
 import boto3
 import pytest
 
-from outreach import task_store
+from outreach import errors, task_store
 from outreach.task_ids import normalise_url, scrape_task_id
 from outreach.task_model import Kind
 from tests.outreach_operator.cli.conftest import (
@@ -421,7 +421,7 @@ def test_a_campaign_id_equal_to_a_scrape_job_id_is_refused_by_the_task_store(
     row = task_store.get_job("shared")
     assert row is not None and row["job_kind"] == "scrape"
     # WHEN a campaign is recorded with the same id
-    with pytest.raises(task_store.JobKindConflict, match="already a scrape job"):
+    with pytest.raises(errors.JobKindConflictError, match="already a scrape job"):
         task_store.record_job(
             "shared", kind=Kind.EMAIL, source="c.yaml sha256:ab; recipients r.csv", tasks=9, created_by="x"
         )
@@ -435,7 +435,7 @@ def test_a_job_row_written_before_job_kind_keeps_the_kind_its_source_shows(
     # GIVEN a scrape job recorded before job_kind
     _put_legacy_job_row(resources, "old", "sites.csv sha256:ab")
     # THEN a campaign may not take its id, and the scrape job's re-run stamps its kind
-    with pytest.raises(task_store.JobKindConflict):
+    with pytest.raises(errors.JobKindConflictError):
         task_store.record_job("old", kind=Kind.EMAIL, source="c; recipients r", tasks=1, created_by="x")
     sites = tmp_path / "s.txt"
     sites.write_text("https://a.example\n")

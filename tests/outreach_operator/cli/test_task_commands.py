@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from outreach import task_store
+from outreach import errors, task_store
 from outreach.task_ids import normalise_url, scrape_task_id
 from outreach.task_model import Task
 from tests.outreach_operator.cli.conftest import (
@@ -151,7 +151,7 @@ def test_the_task_store_refuses_an_email_requeue_that_may_send_twice_whatever_th
     stored = task_store.get_task(task_id)
     assert stored is not None
     # THEN the store refuses it, naming why
-    with pytest.raises(task_store.OperatorRefused, match="delivery_unknown"):
+    with pytest.raises(errors.OperatorRefusedError, match="delivery_unknown"):
         task_store.operator_requeue(stored, by=OPERATOR, reason="x")
     # AND a caller passing a doctored copy (another reason, or the kind of a scrape task) is refused
     # by the write's condition: the row as stored decides
@@ -159,7 +159,7 @@ def test_the_task_store_refuses_an_email_requeue_that_may_send_twice_whatever_th
         replace(stored, failure_reason="too_late: x"),
         replace(stored, kind="scrape", email=None),
     ):
-        with pytest.raises(task_store.TransitionRejected):
+        with pytest.raises(errors.TransitionRejectedError):
             task_store.operator_requeue(doctored, by=OPERATOR, reason="x")
     row = task_store.get_task(task_id)
     assert row is not None and (row.status.value, row.failure_reason) == ("Failed", "delivery_unknown: lost")
