@@ -71,6 +71,11 @@ preflight: $(VPY) ## Read-only checks of the account ENV=dev|prod|local will dep
 plan: package ## Plan ENV=dev|prod into terraform/environments/$(ENV)/tfplan
 	$(TF_CLI) plan --env $(ENV)
 
+.PHONY: upgrade-check
+upgrade-check: $(VPY) ## Plan each root against a state REV=<git revision> applied on the embedded AWS; fail on a destroy
+	@test -n "$(REV)" || { echo "usage: make upgrade-check REV=<git revision>" >&2; exit 2; }
+	PYTHONPATH=scripts $(VPY) -m outreach_dev.upgrade_check --rev $(REV)
+
 .PHONY: apply
 apply: $(VPY) ## Apply the plan saved by make plan ENV=...
 	$(TF_CLI) apply --env $(ENV)

@@ -10,11 +10,32 @@ caller can fail closed. It has no checkov dependency.
 
 from __future__ import annotations
 
-import abc
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
+
+from outreach_policy_expression_values import (
+    Lazy,
+    Opaque,
+    Scope,
+    UnknownValueError,
+    apply_operator,
+    attribute,
+    collection_items,
+    plain,
+    rendered,
+    short_circuit,
+    truth,
+)
+
+__all__ = [
+    "Lazy",
+    "Opaque",
+    "Scope",
+    "UnknownValueError",
+    "evaluate_expression",
+    "plain",
+    "rendered",
+]
 
 _RESOURCE_TYPE = re.compile(r"[a-z][a-z0-9]*_[a-z0-9_]+")
 _TOKEN = re.compile(
@@ -26,50 +47,6 @@ _TOKEN = re.compile(
     )""",
     re.VERBOSE,
 )
-
-
-class UnknownValueError(Exception):
-    """The expression is outside the evaluated subset or names something without a known value."""
-
-
-class Lazy(abc.ABC):
-    """A value resolved only when read, so that an attribute path below it is resolved as a whole."""
-
-    @abc.abstractmethod
-    def at(self, key: str) -> Any:
-        """The value below ``key``, still lazy where it can be."""
-
-    @abc.abstractmethod
-    def resolve(self) -> Any:
-        """The value itself."""
-
-
-@dataclass(frozen=True)
-class Opaque:
-    """A reference to another block (``module.dlq.queue_arn``): kept as text, never compared."""
-
-    text: str
-
-
-def rendered(value: Any) -> Any:
-    """``value`` with lazy parts resolved and references as their text, as checkov would render them."""
-    value = plain(value)
-    if isinstance(value, Opaque):
-        return value.text
-    if isinstance(value, dict):
-        return {key: rendered(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [rendered(item) for item in value]
-    return value
-
-
-# A scope resolves a root name (``var``, ``local``, ``each``, ``count``) and its first attribute.
-Scope = Callable[[str, str], Any]
-
-
-def plain(value: Any) -> Any:
-    """The value, resolved if it was lazy."""
-    return plain(value.resolve()) if isinstance(value, Lazy) else value
 
 
 def _tokens(text: str) -> list[tuple[str, str]]:
@@ -122,7 +99,7 @@ class _Parser:
         if self.peek() != "?":
             return condition
         self.take("?")
-        chosen = None if self.skipping else _truth(condition)
+        chosen = None if self.skipping else truth(condition)
         when_true = self.operand(skip=chosen is False)
         self.take(":")
         when_false = self.operand(skip=chosen is True)
@@ -150,7 +127,7 @@ class _Parser:
             if self.skipping:
                 self.binary(level + 1)
                 continue
-            decided = _decided(operator, plain(left))
+            decided = short_circuit(operator, plain(left))
             if decided is not None:
                 self.skipping += 1
                 try:
@@ -160,14 +137,14 @@ class _Parser:
                 left = decided
                 continue
             right = self.binary(level + 1)
-            left = _apply(operator, plain(left), plain(right))
+            left = apply_operator(operator, plain(left), plain(right))
         return left
 
     def unary(self) -> Any:
         if self.peek() == "!":
             self.take()
             operand = self.unary()
-            return None if self.skipping else not _truth(operand)
+            return None if self.skipping else not truth(operand)
         if self.peek() == "-":
             self.take()
             number = plain(self.unary())
@@ -185,7 +162,7 @@ class _Parser:
             else:
                 key = plain(self.conditional())
                 self.take("]")
-            current = None if self.skipping else _attribute(current, key)
+            current = None if self.skipping else attribute(current, key)
         return current
 
     def primary(self) -> Any:
@@ -247,7 +224,7 @@ class _Parser:
         if function == "lookup" and len(arguments) in (2, 3):
             mapping, key = plain(arguments[0]), plain(arguments[1])
             if isinstance(mapping, dict) and key in mapping:
-                return _attribute(arguments[0], key)
+                return attribute(arguments[0], key)
             if isinstance(mapping, dict) and len(arguments) == 3:
                 return arguments[2]
         if function == "length" and len(arguments) == 1 and isinstance(plain(arguments[0]), dict | list):
@@ -324,7 +301,7 @@ class _Parser:
         self.take("}")
         if self.skipping:
             return None
-        items = _items(collection)
+        items = collection_items(collection)
         result: dict[str, Any] = {}
         for key, item in items:
             bound = dict(zip(names, (key, item) if len(names) == 2 else (item,), strict=True))
@@ -343,7 +320,7 @@ class _Parser:
             keep = True
             if self.peek() == "if":
                 self.take("if")
-                keep = _truth(self.conditional())
+                keep = truth(self.conditional())
             if self.position != end:
                 raise UnknownValueError("unsupported for-expression")
             return entry_key, entry_value, keep
@@ -364,63 +341,8 @@ class _Parser:
         raise UnknownValueError("unbalanced brackets")
 
 
-def _items(collection: Any) -> list[tuple[Any, Any]]:
-    value = plain(collection)
-    if isinstance(value, dict):
-        if isinstance(collection, Lazy):
-            return [(key, collection.at(key)) for key in value]
-        return list(value.items())
-    if isinstance(value, list):
-        return list(enumerate(value))
-    raise UnknownValueError("for-expression over something that is not a collection")
-
-
-def _attribute(current: Any, key: Any) -> Any:
-    if isinstance(current, Opaque):
-        return Opaque(f"{current.text}.{key}" if isinstance(key, str) else f"{current.text}[{key}]")
-    if isinstance(current, Lazy):
-        return current.at(str(key))
-    if isinstance(current, dict):
-        return current[key]
-    if isinstance(current, list) and isinstance(key, int):
-        return current[key]
-    raise UnknownValueError(f"attribute {key!r} of a value that is not an object")
-
-
-def _decided(operator: str, left: Any) -> bool | None:
-    """The result of ``left && ...`` / ``left || ...`` when ``left`` alone decides it."""
-    if operator == "&&" and left is False:
-        return False
-    if operator == "||" and left is True:
-        return True
-    return None
-
-
-def _truth(value: Any) -> bool:
-    value = plain(value)
-    if isinstance(value, bool):
-        return value
-    raise UnknownValueError(f"{value!r} is not a boolean")
-
-
-def _apply(operator: str, left: Any, right: Any) -> Any:
-    if isinstance(left, Opaque) or isinstance(right, Opaque):
-        raise UnknownValueError("a reference to another block has no value here")
-    if operator in {"&&", "||"}:
-        if not isinstance(left, bool) or not isinstance(right, bool):
-            raise UnknownValueError("logical operator on a non-boolean")
-        return (left and right) if operator == "&&" else (left or right)
-    if operator == "==":
-        return left == right
-    if operator == "!=":
-        return left != right
-    if not all(isinstance(side, int | float) and not isinstance(side, bool) for side in (left, right)):
-        raise UnknownValueError("comparison of non-numbers")
-    return {">": left > right, "<": left < right, ">=": left >= right, "<=": left <= right}[operator]
-
-
 def evaluate_expression(text: str, scope: Scope) -> Any:
-    """The value of ``text``; raises ``UnknownValueError`` outside the subset described in the module docstring."""
+    """The value of ``text``; raises ``UnknownValueError`` outside the subset the module describes."""
     try:
         return _Parser(text, scope).parse()
     except (KeyError, IndexError, TypeError) as error:

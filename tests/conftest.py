@@ -14,8 +14,14 @@ import pytest
 from moto import mock_aws
 
 from outreach import clients
+from outreach_dev import function_env
 from tests.support.aws import REGION, Resources, create_resources
 from tests.support.lambda_context import FakeContext
+
+# Every function's settings, as Terraform sets them with the modules' defaults. The reconcilers
+# read the same variable names: the email reconciler's values are set here, and the scrape
+# reconciler's tests set that function's own (``function_env.settings("scrape_reconciler")``).
+FUNCTIONS_IN_TESTS = ("scrape_reconciler", "dispatcher", "scraper", "email_worker", "email_reconciler")
 
 
 @pytest.fixture
@@ -35,6 +41,8 @@ def resources(aws_env: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Resour
     with mock_aws():
         clients.reset()
         created = create_resources()
+        for name, value in function_env.all_settings(*FUNCTIONS_IN_TESTS).items():
+            monkeypatch.setenv(name, value)
         monkeypatch.setenv("TASKS_TABLE", created.table)
         monkeypatch.setenv("SCRAPE_QUEUE_URL", created.queue_url)
         monkeypatch.setenv("SCRAPE_DLQ_URL", created.dlq_url)

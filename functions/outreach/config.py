@@ -1,4 +1,11 @@
-"""Configuration read from the environment variables Terraform sets on each function."""
+"""Configuration read from the environment variables Terraform sets on each function.
+
+Terraform owns every setting: its modules declare each default and validate each value, and set
+every variable a function reads here (modules/*/main.tf). Nothing here has a default of its own, so
+a variable that is missing or malformed fails the invocation at its start with a
+``ConfigurationError`` that names it. Each handler reads its whole settings first (``for_scraper``
+and the others below) before it does any work.
+"""
 
 from __future__ import annotations
 
@@ -15,10 +22,8 @@ def _required(name: str) -> str:
     return value
 
 
-def _int(name: str, default: int, minimum: int = 0) -> int:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
+def _int(name: str, minimum: int = 0) -> int:
+    raw = _required(name)
     try:
         value = int(raw)
     except ValueError as exc:
@@ -32,11 +37,9 @@ def _flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in {"1", "true", "yes"}
 
 
-def _switch(name: str, default: bool) -> bool:
-    """An on/off setting, ``default`` when unset; anything but 1/0, true/false, yes/no, on/off fails."""
-    raw = os.environ.get(name, "").strip().lower()
-    if not raw:
-        return default
+def _switch(name: str) -> bool:
+    """An on/off setting: anything but 1/0, true/false, yes/no, on/off fails."""
+    raw = _required(name).lower()
     if raw in {"1", "true", "yes", "on"}:
         return True
     if raw in {"0", "false", "no", "off"}:
@@ -99,12 +102,12 @@ class RetrySchedule:
 
     @classmethod
     def from_env(cls) -> RetrySchedule:
-        return cls.parse(os.environ.get("RETRY_SCHEDULE_SECONDS", "").strip() or "30,3600")
+        return cls.parse(_required("RETRY_SCHEDULE_SECONDS"))
 
 
 @dataclass(frozen=True)
 class ScrapeSettings:
-    """Limits applied to every fetch the scraper makes."""
+    """Limits applied to every fetch the scraper makes (modules/scrape-pipeline, ``scraper.fetch``)."""
 
     user_agent: str
     connect_timeout: float
@@ -115,32 +118,30 @@ class ScrapeSettings:
     max_extra_pages: int
     max_text_chars: int
     allow_loopback: bool
-    # Fetch and honour each site's robots.txt (SCRAPER_RESPECT_ROBOTS_TXT, on unless set to 0).
+    # Fetch and honour each site's robots.txt (SCRAPER_RESPECT_ROBOTS_TXT).
     respect_robots_txt: bool = True
 
     @classmethod
     def from_env(cls) -> ScrapeSettings:
         return cls(
-            user_agent=os.environ.get(
-                "SCRAPER_USER_AGENT",
-                "outreach-pipeline-scraper/0.1 (+company research; contact via site operator)",
-            ),
-            connect_timeout=float(_int("SCRAPER_CONNECT_TIMEOUT_SECONDS", 10, minimum=1)),
-            read_timeout=float(_int("SCRAPER_READ_TIMEOUT_SECONDS", 20, minimum=1)),
-            max_body_bytes=_int("SCRAPER_MAX_BODY_BYTES", 2 * 1024 * 1024, minimum=1024),
-            max_redirects=min(_int("SCRAPER_MAX_REDIRECTS", 5), 5),
-            attempts_per_url=min(_int("SCRAPER_ATTEMPTS_PER_URL", 3, minimum=1), 3),
-            max_extra_pages=_int("SCRAPER_MAX_EXTRA_PAGES", 3),
-            max_text_chars=_int("SCRAPER_MAX_TEXT_CHARS", 20_000, minimum=100),
-            # Only tests and the embedded AWS set this: it lets the scraper reach loopback web farms.
+            user_agent=_required("SCRAPER_USER_AGENT"),
+            connect_timeout=float(_int("SCRAPER_CONNECT_TIMEOUT_SECONDS", minimum=1)),
+            read_timeout=float(_int("SCRAPER_READ_TIMEOUT_SECONDS", minimum=1)),
+            max_body_bytes=_int("SCRAPER_MAX_BODY_BYTES", minimum=1024),
+            max_redirects=min(_int("SCRAPER_MAX_REDIRECTS"), 5),
+            attempts_per_url=min(_int("SCRAPER_ATTEMPTS_PER_URL", minimum=1), 3),
+            max_extra_pages=_int("SCRAPER_MAX_EXTRA_PAGES"),
+            max_text_chars=_int("SCRAPER_MAX_TEXT_CHARS", minimum=100),
+            # An opt-in no deployed function has: only tests and the embedded AWS set it, so the
+            # scraper may reach their loopback web farms. Unset is off.
             allow_loopback=_flag("SCRAPER_ALLOW_LOOPBACK"),
-            respect_robots_txt=_switch("SCRAPER_RESPECT_ROBOTS_TXT", default=True),
+            respect_robots_txt=_switch("SCRAPER_RESPECT_ROBOTS_TXT"),
         )
 
 
 def claim_lease_margin_seconds() -> int:
     """Seconds a claim outlives the invocation that took it, so no live worker loses its task."""
-    return _int("CLAIM_LEASE_MARGIN_SECONDS", 60, minimum=1)
+    return _int("CLAIM_LEASE_MARGIN_SECONDS", minimum=1)
 
 
 @dataclass(frozen=True)
@@ -161,20 +162,32 @@ class ReconcilerSettings:
     @classmethod
     def from_env(cls) -> ReconcilerSettings:
         return cls(
-            pending_after_seconds=_int("RECONCILE_PENDING_AFTER_SECONDS", 3_900, minimum=60),
-            running_after_seconds=_int("RECONCILE_RUNNING_AFTER_SECONDS", 6_180, minimum=60),
-            max_attempts=_int("MAX_TASK_ATTEMPTS", 6, minimum=1),
-            page_size=_int("RECONCILE_PAGE_SIZE", 100, minimum=1),
+            pending_after_seconds=_int("RECONCILE_PENDING_AFTER_SECONDS", minimum=60),
+            running_after_seconds=_int("RECONCILE_RUNNING_AFTER_SECONDS", minimum=60),
+            max_attempts=_int("MAX_TASK_ATTEMPTS", minimum=1),
+            page_size=_int("RECONCILE_PAGE_SIZE", minimum=1),
         )
 
 
+# modules/email's send_grace_seconds default, for the operator's commands only: they create
+# schedules (email_schedules.ensure_schedule) outside any function, where the variable is unset.
+# Every function that reads it has it from Terraform, and checks that at its start.
+_OPERATOR_SEND_GRACE_SECONDS = 3_600
+
+
 def email_send_grace_seconds() -> int:
-    """How late an email may still go out after its ``send_at`` (``EMAIL_SEND_GRACE_SECONDS``, 1 hour).
+    """How late an email may still go out after its ``send_at`` (``EMAIL_SEND_GRACE_SECONDS``).
 
     Past it the worker and the email reconciler fail the task ``too_late`` instead of sending; the
     schedules' retry policy and the worker's async event age use the same bound.
     """
-    return _int("EMAIL_SEND_GRACE_SECONDS", 3_600, minimum=60)
+    if not os.environ.get("EMAIL_SEND_GRACE_SECONDS", "").strip():
+        return _OPERATOR_SEND_GRACE_SECONDS
+    return _int("EMAIL_SEND_GRACE_SECONDS", minimum=60)
+
+
+def _send_grace_seconds() -> int:
+    return _int("EMAIL_SEND_GRACE_SECONDS", minimum=60)
 
 
 def email_configuration_set() -> str:
@@ -188,22 +201,62 @@ class EmailReconcilerSettings:
     ``pending_after_seconds``: a Pending task unchanged this long should have its schedule by now (its
     schedule is created right after the task). ``running_after_seconds``: a Running task unchanged
     this long, with its lease run out, was claimed by a worker that never recorded the outcome.
-    ``schedule_horizon_seconds``: a Pending task due further ahead than this is not checked yet (two
-    runs of the default 30-minute rate, so each due email is checked at least once before it is due).
+    ``schedule_horizon_seconds``: a Pending task due further ahead than this is not checked yet
+    (modules/email sets it to two runs of the reconciler's default rate, so each due email is checked
+    at least once before it is due).
     """
 
     pending_after_seconds: int
     running_after_seconds: int
     send_grace_seconds: int
     page_size: int
-    schedule_horizon_seconds: int = 3_600
+    schedule_horizon_seconds: int
 
     @classmethod
     def from_env(cls) -> EmailReconcilerSettings:
         return cls(
-            pending_after_seconds=_int("RECONCILE_PENDING_AFTER_SECONDS", 600, minimum=60),
-            running_after_seconds=_int("RECONCILE_RUNNING_AFTER_SECONDS", 900, minimum=60),
-            send_grace_seconds=email_send_grace_seconds(),
-            page_size=_int("RECONCILE_PAGE_SIZE", 100, minimum=1),
-            schedule_horizon_seconds=_int("EMAIL_SCHEDULE_HORIZON_SECONDS", 3_600, minimum=60),
+            pending_after_seconds=_int("RECONCILE_PENDING_AFTER_SECONDS", minimum=60),
+            running_after_seconds=_int("RECONCILE_RUNNING_AFTER_SECONDS", minimum=60),
+            send_grace_seconds=_send_grace_seconds(),
+            page_size=_int("RECONCILE_PAGE_SIZE", minimum=1),
+            schedule_horizon_seconds=_int("EMAIL_SCHEDULE_HORIZON_SECONDS", minimum=60),
         )
+
+
+# ---- each function's whole settings, read at the start of every invocation ----------------------
+
+
+def for_dispatcher() -> None:
+    """Check the dispatcher's settings: the table it is wired to and the queue it sends to."""
+    tasks_table()
+    scrape_queue_url()
+
+
+def for_scraper() -> ScrapeSettings:
+    """Check every scraper setting; return its fetch limits."""
+    tasks_table()
+    scrape_queue_url()
+    scrape_dlq_url()
+    results_bucket()
+    RetrySchedule.from_env()
+    claim_lease_margin_seconds()
+    return ScrapeSettings.from_env()
+
+
+def for_email_worker() -> None:
+    """Check every email worker setting."""
+    tasks_table()
+    email_configuration_set()
+    _send_grace_seconds()
+    claim_lease_margin_seconds()
+
+
+def for_scrape_reconciler() -> ReconcilerSettings:
+    tasks_table()
+    scrape_queue_url()
+    return ReconcilerSettings.from_env()
+
+
+def for_email_reconciler() -> EmailReconcilerSettings:
+    tasks_table()
+    return EmailReconcilerSettings.from_env()

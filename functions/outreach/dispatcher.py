@@ -121,6 +121,7 @@ def dispatch_records(records: Sequence[Mapping[str, Any]]) -> dict[str, list[dic
 @metrics.log_metrics
 @logger.inject_lambda_context
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, list[dict[str, str]]]:
+    config.for_dispatcher()
     records = event.get("Records")
     if not isinstance(records, list):
         raise StreamBatchError("event has no Records list")

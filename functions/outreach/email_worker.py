@@ -302,7 +302,7 @@ def process(task_id: str, context: LambdaContext) -> Outcome:
         raise
     except Exception as exc:
         logger.exception("transient failure before the send: claim released")
-        task_store.release_email(claimed, error=f"{type(exc).__name__}: {exc}")
+        task_store.return_email_to_pending(claimed, error=f"{type(exc).__name__}: {exc}")
         raise
     logger.append_keys(ses_message_id=message_id)
     try:
@@ -319,6 +319,7 @@ def process(task_id: str, context: LambdaContext) -> Outcome:
 @metrics.log_metrics
 @logger.inject_lambda_context
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, str]:
+    config.for_email_worker()
     try:
         task_id = read_task_id(event)
         logger.append_keys(task_id=task_id)

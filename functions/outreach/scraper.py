@@ -6,9 +6,10 @@ Per message:
 - task already Finished, Failed or Cancelled: acknowledged, no work (duplicate delivery);
 - claim refused because another live delivery holds the task: acknowledged, no work;
 - FatalScrapeError: task -> Failed with the reason, acknowledged;
-- anything else: the message's visibility is set by the retry schedule, the claim is released with the
-  error recorded on the task, and the message is reported in batchItemFailures so SQS delivers it
-  again (DLQ after maxReceiveCount; the scrape reconciler then re-queues or abandons the task).
+- anything else: the message's visibility is set by the retry schedule, the retry is recorded on the
+  task (its error kept, its lease ended: ``task_store.record_retry``), and the message is reported in
+  batchItemFailures so SQS delivers it again (DLQ after maxReceiveCount; the scrape reconciler then
+  re-queues the task, or fails it once its attempts are used up).
 """
 
 from __future__ import annotations
@@ -101,8 +102,8 @@ def _prepare_redelivery(record: SQSRecord, claimed: Task | None, exc: BaseExcept
 
     The retry schedule gives the visibility for this receive (a site's ``Retry-After`` is honoured
     within the schedule). The visibility change comes first: the claim needs no release for this
-    message's next receive to take it again (see ``task_store.claim``), so the release only helps a
-    duplicate message and records the error on the task.
+    message's next receive to take it again (see ``task_store.claim``), so recording the retry only
+    helps a duplicate message and keeps the error on the task.
     """
     retry_after = exc.retry_after if isinstance(exc, RetryableScrapeError) else None
     visibility = config.RetrySchedule.from_env().for_receive(_receive_count(record), retry_after)
@@ -111,7 +112,7 @@ def _prepare_redelivery(record: SQSRecord, claimed: Task | None, exc: BaseExcept
     )
     logger.info("retry scheduled", extra={"visibility_seconds": visibility, "error": _error_text(exc)})
     if claimed is not None:
-        task_store.release(claimed, error=_error_text(exc))
+        task_store.record_retry(claimed, error=_error_text(exc))
 
 
 def process_message(record: SQSRecord, context: LambdaContext) -> Outcome:
@@ -207,6 +208,7 @@ def handle_record(record: SQSRecord, context: LambdaContext) -> Outcome:
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
     # raise_on_entire_batch_failure=False: with batch size 1 a failure must still be *reported*
     # (so only that message returns, after our shortened visibility), not raised as a function error.
+    config.for_scraper()
     processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
     return process_partial_response(
         event=event,

@@ -23,6 +23,20 @@ class Status(StrEnum):
     def is_terminal(self) -> bool:
         return self in TERMINAL
 
+    @property
+    def is_open(self) -> bool:
+        return self in OPEN
+
+    @classmethod
+    def terminal(cls) -> tuple[Status, ...]:
+        """The statuses no task leaves (Finished, Failed, Cancelled), in declaration order."""
+        return tuple(status for status in cls if status.is_terminal)
+
+    @classmethod
+    def open(cls) -> tuple[Status, ...]:
+        """The statuses of work that may still happen (Pending, Running), in declaration order."""
+        return tuple(status for status in cls if not status.is_terminal)
+
 
 class Kind(StrEnum):
     SCRAPE = "scrape"

@@ -58,13 +58,16 @@ locals {
     { test = "Null", variable = "dynamodb:LeadingKeys", values = ["false"] },
   ]
 
-  # A claim lives for the worker's remaining time plus this margin (CLAIM_LEASE_MARGIN_SECONDS).
-  claim_lease_margin_seconds = 60
+  # A claim lives for the worker's remaining time plus this margin (modules/tasks-table).
+  claim_lease_margin_seconds = var.tasks_table.claim_lease_margin_seconds
   # A Running task unchanged this long has lost its worker: its lease ended a minute ago.
   running_after_seconds = var.worker.timeout_seconds + local.claim_lease_margin_seconds + 60
   # A Pending task unchanged this long should have its schedule (created right after the task) and has
   # outlived the worker's async retries after a released claim (about 1 and 2 minutes apart).
   pending_after_seconds = 600
+  # A Pending task due further ahead than this is not checked yet: two runs of the reconciler's
+  # default rate (30 minutes), so each due email is checked at least once before it is due.
+  schedule_horizon_seconds = 3600
 
   # The worker's reserved concurrency, unless worker.reserved_concurrency sets one: ceil(max_send_rate).
   # One invocation sends at most one email and makes at least four AWS calls one after the other
@@ -139,26 +142,24 @@ resource "aws_sesv2_email_identity" "sender" {
 
 # ---- the email DLQ: deliveries Scheduler gave up on, invocations Lambda gave up on --------------------
 
-resource "aws_sqs_queue" "dlq" {
+module "dlq" {
+  source = "../dead-letter-queue"
+
   name                      = local.dlq_name
   message_retention_seconds = var.dlq_message_retention_seconds
-  sqs_managed_sse_enabled   = true
+  alarm_description         = "An email could not be delivered to the worker, or the worker failed it after its retries; it waits in ${local.dlq_name}."
+  alarm_actions             = var.alarm_actions
 }
 
-resource "aws_cloudwatch_metric_alarm" "dlq_not_empty" {
-  alarm_name          = "${local.dlq_name}-not-empty"
-  alarm_description   = "An email could not be delivered to the worker, or the worker failed it after its retries; it waits in ${local.dlq_name}."
-  namespace           = "AWS/SQS"
-  metric_name         = "ApproximateNumberOfMessagesVisible"
-  dimensions          = { QueueName = aws_sqs_queue.dlq.name }
-  statistic           = "Maximum"
-  period              = 60
-  evaluation_periods  = 1
-  threshold           = 1
-  comparison_operator = "GreaterThanOrEqualToThreshold"
-  treat_missing_data  = "notBreaching"
-  alarm_actions       = var.alarm_actions
-  ok_actions          = var.alarm_actions
+# Environments applied before the DLQ came from modules/dead-letter-queue keep their queue and alarm.
+moved {
+  from = aws_sqs_queue.dlq
+  to   = module.dlq.aws_sqs_queue.this
+}
+
+moved {
+  from = aws_cloudwatch_metric_alarm.dlq_not_empty
+  to   = module.dlq.aws_cloudwatch_metric_alarm.this
 }
 
 # ---- the schedules' group and the role Scheduler assumes to invoke the worker ------------------------
@@ -205,7 +206,7 @@ resource "aws_iam_role_policy" "scheduler" {
         Sid      = "DeadLetterToEmailDlq"
         Effect   = "Allow"
         Action   = "sqs:SendMessage"
-        Resource = aws_sqs_queue.dlq.arn
+        Resource = module.dlq.arn
       },
     ]
   })
@@ -218,7 +219,7 @@ module "worker" {
 
   name                 = local.worker_name
   description          = "Sends one campaign email per task, at most once, when its schedule fires."
-  handler              = "outreach.email_worker.lambda_handler"
+  handler              = var.handlers.worker
   package_path         = var.packages.worker
   timeout_seconds      = var.worker.timeout_seconds
   memory_mb            = var.worker.memory_mb
@@ -277,7 +278,7 @@ module "worker" {
   async_invocation = {
     maximum_retry_attempts       = 2
     maximum_event_age_in_seconds = var.send_grace_seconds
-    on_failure_destination_arn   = aws_sqs_queue.dlq.arn
+    on_failure_destination_arn   = module.dlq.arn
   }
 }
 
@@ -307,7 +308,7 @@ module "reconciler" {
 
   name                = "${var.name_prefix}-email-reconciler"
   description         = "Recreates missing email schedules, sends overdue emails once, fails emails that are too late or whose delivery is unknown."
-  handler             = "outreach.reconcilers.email.lambda_handler"
+  handler             = var.handlers.reconciler
   package_path        = var.packages.reconciler
   schedule_expression = var.reconciler.schedule_expression
   timeout_seconds     = var.reconciler.timeout_seconds
@@ -325,10 +326,11 @@ module "reconciler" {
     EMAIL_SCHEDULE_GROUP            = aws_scheduler_schedule_group.this.name
     EMAIL_WORKER_ARN                = module.worker.function_arn
     EMAIL_SCHEDULER_ROLE_ARN        = aws_iam_role.scheduler.arn
-    EMAIL_DLQ_ARN                   = aws_sqs_queue.dlq.arn
+    EMAIL_DLQ_ARN                   = module.dlq.arn
     EMAIL_SEND_GRACE_SECONDS        = tostring(var.send_grace_seconds)
     RECONCILE_PENDING_AFTER_SECONDS = tostring(local.pending_after_seconds)
     RECONCILE_RUNNING_AFTER_SECONDS = tostring(local.running_after_seconds)
+    EMAIL_SCHEDULE_HORIZON_SECONDS  = tostring(local.schedule_horizon_seconds)
   }
 
   policy_statements = [

@@ -69,17 +69,17 @@ output "scheduler_role_arn" {
 
 output "dlq_arn" {
   description = "The email DLQ, the schedules' dead-letter queue and the worker's on-failure destination (EMAIL_DLQ_ARN)."
-  value       = aws_sqs_queue.dlq.arn
+  value       = module.dlq.arn
 }
 
 output "dlq_url" {
   description = "The email DLQ's URL."
-  value       = aws_sqs_queue.dlq.url
+  value       = module.dlq.url
 }
 
 output "dlq_name" {
   description = "The email DLQ's name."
-  value       = aws_sqs_queue.dlq.name
+  value       = module.dlq.name
 }
 
 output "reconciler_function_name" {
@@ -118,7 +118,7 @@ output "reconciler_thresholds" {
 output "alarm_arns" {
   description = "Every alarm of the email stage."
   value = concat(
-    [aws_cloudwatch_metric_alarm.dlq_not_empty.arn],
+    [module.dlq.alarm_arn],
     module.worker.alarm_arns,
     module.reconciler.alarm_arns,
   )

@@ -9,11 +9,20 @@ variable "name_prefix" {
 }
 
 variable "tasks_table" {
-  description = "The tasks table: name, ARN and the ARN of its open-tasks index."
+  description = "The tasks table: name, ARN, the ARN of its open-tasks index and the lease margin of its claims (modules/tasks-table)."
   type = object({
-    name                 = string
-    arn                  = string
-    open_tasks_index_arn = string
+    name                       = string
+    arn                        = string
+    open_tasks_index_arn       = string
+    claim_lease_margin_seconds = number
+  })
+}
+
+variable "handlers" {
+  description = "Python entry points of the email worker and the email reconciler (from modules/outreach-pipeline/functions.json)."
+  type = object({
+    worker     = string
+    reconciler = string
   })
 }
 

@@ -20,6 +20,12 @@ locals {
 
   # Bucket names are global: the account and region make them unique without committing either.
   bucket_suffix = "${data.aws_caller_identity.current.account_id}-${data.aws_region.current.name}"
+
+  # The functions (functions.json, which `make package` reads too): each one's handler and the zip
+  # `make package` builds for it, <package_dir>/<name>.zip.
+  functions = jsondecode(file("${path.module}/functions.json")).functions
+  handlers  = { for name, function in local.functions : name => function.handler }
+  packages  = { for name in keys(local.functions) : name => "${var.package_dir}/${name}.zip" }
 }
 
 module "tasks_table" {
@@ -33,8 +39,9 @@ module "scrape_pipeline" {
   source = "../scrape-pipeline"
 
   name_prefix                  = local.name_prefix
-  tasks_table                  = { name = module.tasks_table.name, arn = module.tasks_table.arn }
-  package_path                 = var.packages.scraper
+  tasks_table                  = { name = module.tasks_table.name, arn = module.tasks_table.arn, claim_lease_margin_seconds = module.tasks_table.claim_lease_margin_seconds }
+  handler                      = local.handlers.scraper
+  package_path                 = local.packages.scraper
   results_bucket_name          = "${local.name_prefix}-results-${local.bucket_suffix}"
   results_expiration_days      = var.results_expiration_days
   force_destroy_buckets        = var.force_destroy_buckets
@@ -58,7 +65,8 @@ module "stream_dispatch" {
     stream_arn = module.tasks_table.stream_arn
   }
   scrape_queue                   = { url = module.scrape_pipeline.queue_url, arn = module.scrape_pipeline.queue_arn }
-  package_path                   = var.packages.dispatcher
+  handler                        = local.handlers.dispatcher
+  package_path                   = local.packages.dispatcher
   stream                         = var.stream
   dispatcher                     = var.dispatcher
   failure_bucket_name            = "${local.name_prefix}-failures-${local.bucket_suffix}"
@@ -78,8 +86,8 @@ module "scrape_reconciler" {
 
   name                = "${local.name_prefix}-scrape-reconciler"
   description         = "Re-queues, re-sends or abandons scrape tasks that no retry can reach any more."
-  handler             = "outreach.reconcilers.scrape.lambda_handler"
-  package_path        = var.packages.scrape_reconciler
+  handler             = local.handlers.scrape_reconciler
+  package_path        = local.packages.scrape_reconciler
   schedule_expression = var.scrape_reconciler.schedule_expression
   timeout_seconds     = var.scrape_reconciler.timeout_seconds
   log_retention_days  = var.log_retention_days
@@ -136,10 +144,16 @@ module "email" {
     name                 = module.tasks_table.name
     arn                  = module.tasks_table.arn
     open_tasks_index_arn = module.tasks_table.open_tasks_index_arn
+    # The worker's claims and the reconciler's running threshold use the table's lease margin.
+    claim_lease_margin_seconds = module.tasks_table.claim_lease_margin_seconds
+  }
+  handlers = {
+    worker     = local.handlers.email_worker
+    reconciler = local.handlers.email_reconciler
   }
   packages = {
-    worker     = var.packages.email_worker
-    reconciler = var.packages.email_reconciler
+    worker     = local.packages.email_worker
+    reconciler = local.packages.email_reconciler
   }
   sender_identity              = var.email.sender_identity
   create_sender_identity       = var.email.create_sender_identity

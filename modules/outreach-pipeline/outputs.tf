@@ -185,3 +185,18 @@ output "email_reconciler_thresholds" {
   description = "Seconds an email task must stay unchanged before the email reconciler acts."
   value       = module.email.reconciler_thresholds
 }
+
+output "root_outputs" {
+  description = "What an environment root shows under its own top-level names besides this module (its `pipeline` output): the alarm topic and what the email stage is scheduled and verified through. scripts/outreach_dev/terraform_outputs.py lifts each non-null one to the root's top level."
+  value = {
+    alarm_topic_arn          = var.alarm_topic_arn
+    email_sender_identity    = module.email.sender_identity
+    email_dkim_records       = module.email.dkim_records
+    email_max_send_rate      = module.email.max_send_rate
+    email_configuration_set  = module.email.configuration_set_name
+    email_schedule_group     = module.email.schedule_group_name
+    email_worker_arn         = module.email.worker_function_arn
+    email_scheduler_role_arn = module.email.scheduler_role_arn
+    email_dlq_arn            = module.email.dlq_arn
+  }
+}

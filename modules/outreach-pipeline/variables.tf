@@ -8,15 +8,9 @@ variable "environment" {
   }
 }
 
-variable "packages" {
-  description = "Deployment zips from `make package`, one per function; the dispatcher's is required in lambda dispatch mode."
-  type = object({
-    scraper           = string
-    dispatcher        = optional(string)
-    scrape_reconciler = string
-    email_worker      = string
-    email_reconciler  = string
-  })
+variable "package_dir" {
+  description = "Directory of the zips from `make package`: <package_dir>/<name>.zip for each function of functions.json (dispatcher.zip only in lambda dispatch mode)."
+  type        = string
 }
 
 variable "dispatch_mode" {
@@ -61,6 +55,17 @@ variable "scraper" {
     log_level              = optional(string)
     retry_schedule_seconds = optional(list(number))
     environment            = optional(map(string))
+    fetch = optional(object({
+      user_agent              = optional(string)
+      connect_timeout_seconds = optional(number)
+      read_timeout_seconds    = optional(number)
+      max_body_bytes          = optional(number)
+      max_redirects           = optional(number)
+      attempts_per_url        = optional(number)
+      max_extra_pages         = optional(number)
+      max_text_chars          = optional(number)
+      respect_robots_txt      = optional(bool)
+    }))
   })
   default = {}
 }

@@ -24,10 +24,24 @@ locals {
   schedule_name = var.name
 }
 
-resource "aws_sqs_queue" "dlq" {
+module "dlq" {
+  source = "../dead-letter-queue"
+
   name                      = local.dlq_name
   message_retention_seconds = var.dlq_message_retention_seconds
-  sqs_managed_sse_enabled   = true
+  alarm_description         = "A ${var.name} run failed after its retries, or could not be delivered; it waits in ${local.dlq_name}."
+  alarm_actions             = var.alarm_actions
+}
+
+# Environments applied before the DLQ came from modules/dead-letter-queue keep their queue and alarm.
+moved {
+  from = aws_sqs_queue.dlq
+  to   = module.dlq.aws_sqs_queue.this
+}
+
+moved {
+  from = aws_cloudwatch_metric_alarm.dlq_not_empty
+  to   = module.dlq.aws_cloudwatch_metric_alarm.this
 }
 
 module "function" {
@@ -42,13 +56,13 @@ module "function" {
   log_retention_days = var.log_retention_days
   alarm_actions      = var.alarm_actions
   powertools         = var.powertools
-  environment        = var.environment
+  environment        = merge(var.environment, { RECONCILE_PAGE_SIZE = tostring(var.page_size) })
   policy_statements  = var.policy_statements
 
   async_invocation = {
     maximum_retry_attempts       = var.retry.function_retry_attempts
     maximum_event_age_in_seconds = var.retry.maximum_event_age_in_seconds
-    on_failure_destination_arn   = aws_sqs_queue.dlq.arn
+    on_failure_destination_arn   = module.dlq.arn
   }
 }
 
@@ -85,7 +99,7 @@ resource "aws_iam_role_policy" "schedule" {
         Sid      = "SendUndeliveredToDlq"
         Effect   = "Allow"
         Action   = "sqs:SendMessage"
-        Resource = aws_sqs_queue.dlq.arn
+        Resource = module.dlq.arn
       },
     ]
   })
@@ -112,26 +126,10 @@ resource "aws_scheduler_schedule" "reconcile" {
     }
 
     dead_letter_config {
-      arn = aws_sqs_queue.dlq.arn
+      arn = module.dlq.arn
     }
   }
 
   # The role's policy must exist before the first invocation, which comes at once.
   depends_on = [aws_iam_role_policy.schedule]
-}
-
-resource "aws_cloudwatch_metric_alarm" "dlq_not_empty" {
-  alarm_name          = "${local.dlq_name}-not-empty"
-  alarm_description   = "A ${var.name} run failed after its retries, or could not be delivered; it waits in ${local.dlq_name}."
-  namespace           = "AWS/SQS"
-  metric_name         = "ApproximateNumberOfMessagesVisible"
-  dimensions          = { QueueName = aws_sqs_queue.dlq.name }
-  statistic           = "Maximum"
-  period              = 60
-  evaluation_periods  = 1
-  threshold           = 1
-  comparison_operator = "GreaterThanOrEqualToThreshold"
-  treat_missing_data  = "notBreaching"
-  alarm_actions       = var.alarm_actions
-  ok_actions          = var.alarm_actions
 }

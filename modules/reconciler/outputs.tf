@@ -20,22 +20,22 @@ output "schedule_name" {
 
 output "dlq_url" {
   description = "URL of the DLQ for failed runs (undeliverable events and runs whose retries ran out)."
-  value       = aws_sqs_queue.dlq.url
+  value       = module.dlq.url
 }
 
 output "dlq_arn" {
   description = "ARN of the DLQ."
-  value       = aws_sqs_queue.dlq.arn
+  value       = module.dlq.arn
 }
 
 output "dlq_name" {
   description = "Name of the DLQ."
-  value       = aws_sqs_queue.dlq.name
+  value       = module.dlq.name
 }
 
 output "alarm_arns" {
   description = "ARNs of the DLQ alarm and the function's Errors and Throttles alarms."
-  value       = concat([aws_cloudwatch_metric_alarm.dlq_not_empty.arn], module.function.alarm_arns)
+  value       = concat([module.dlq.alarm_arn], module.function.alarm_arns)
 }
 
 output "settings" {

@@ -55,6 +55,18 @@ variable "environment" {
   default     = {}
 }
 
+variable "page_size" {
+  description = "Open tasks the reconciler reads per query of the open-tasks index (RECONCILE_PAGE_SIZE)."
+  type        = number
+  default     = 100
+  nullable    = false
+
+  validation {
+    condition     = var.page_size >= 1 && floor(var.page_size) == var.page_size
+    error_message = "page_size must be a whole number, at least 1."
+  }
+}
+
 variable "policy_statements" {
   description = "Least-privilege Allow statements for the calls the reconciler's code makes (see modules/lambda-function)."
   type = list(object({

@@ -8,8 +8,8 @@ data "aws_partition" "current" {}
 data "aws_region" "current" {}
 
 locals {
-  # A claim outlives the invocation that took it by this much (see outreach.task_store.claim).
-  claim_lease_margin_seconds = 60
+  # A claim outlives the invocation that took it by this much (modules/tasks-table).
+  claim_lease_margin_seconds = var.tasks_table.claim_lease_margin_seconds
 
   # The longest a task can stay unchanged while SQS may still deliver its message: after each claim
   # or release the message is hidden for at most the visibility timeout (a crashed worker) or the
@@ -32,15 +32,25 @@ locals {
   ])
 }
 
-resource "aws_sqs_queue" "dlq" {
+module "dlq" {
+  source = "../dead-letter-queue"
+
   name                      = local.dlq_name
   message_retention_seconds = var.queue.dlq_message_retention_seconds
-  sqs_managed_sse_enabled   = true
+  redrive_source_queue_arns = var.restrict_dlq_sources ? [local.queue_arn] : []
+  alarm_description         = "A scrape message exhausted its receives and is waiting in ${local.dlq_name}."
+  alarm_actions             = var.alarm_actions
+}
 
-  redrive_allow_policy = var.restrict_dlq_sources ? jsonencode({
-    redrivePermission = "byQueue"
-    sourceQueueArns   = [local.queue_arn]
-  }) : null
+# Environments applied before the DLQ came from modules/dead-letter-queue keep their queue and alarm.
+moved {
+  from = aws_sqs_queue.dlq
+  to   = module.dlq.aws_sqs_queue.this
+}
+
+moved {
+  from = aws_cloudwatch_metric_alarm.dlq_not_empty
+  to   = module.dlq.aws_cloudwatch_metric_alarm.this
 }
 
 resource "aws_sqs_queue" "queue" {
@@ -50,7 +60,7 @@ resource "aws_sqs_queue" "queue" {
   sqs_managed_sse_enabled    = true
 
   redrive_policy = jsonencode({
-    deadLetterTargetArn = aws_sqs_queue.dlq.arn
+    deadLetterTargetArn = module.dlq.arn
     maxReceiveCount     = var.queue.max_receive_count
   })
 }
@@ -68,7 +78,7 @@ module "scraper" {
 
   name                 = local.function_name
   description          = "Scrapes one company website per SQS message and records the result on its task."
-  handler              = "outreach.scraper.lambda_handler"
+  handler              = var.handler
   package_path         = var.package_path
   timeout_seconds      = var.scraper.timeout_seconds
   memory_mb            = var.scraper.memory_mb
@@ -85,10 +95,20 @@ module "scraper" {
   environment = merge(var.scraper.environment, {
     TASKS_TABLE                = var.tasks_table.name
     SCRAPE_QUEUE_URL           = aws_sqs_queue.queue.url
-    SCRAPE_DLQ_URL             = aws_sqs_queue.dlq.url
+    SCRAPE_DLQ_URL             = module.dlq.url
     RESULTS_BUCKET             = module.results_bucket.name
     RETRY_SCHEDULE_SECONDS     = join(",", [for d in var.scraper.retry_schedule_seconds : tostring(d)])
     CLAIM_LEASE_MARGIN_SECONDS = tostring(local.claim_lease_margin_seconds)
+
+    SCRAPER_USER_AGENT              = var.scraper.fetch.user_agent
+    SCRAPER_CONNECT_TIMEOUT_SECONDS = tostring(var.scraper.fetch.connect_timeout_seconds)
+    SCRAPER_READ_TIMEOUT_SECONDS    = tostring(var.scraper.fetch.read_timeout_seconds)
+    SCRAPER_MAX_BODY_BYTES          = tostring(var.scraper.fetch.max_body_bytes)
+    SCRAPER_MAX_REDIRECTS           = tostring(var.scraper.fetch.max_redirects)
+    SCRAPER_ATTEMPTS_PER_URL        = tostring(var.scraper.fetch.attempts_per_url)
+    SCRAPER_MAX_EXTRA_PAGES         = tostring(var.scraper.fetch.max_extra_pages)
+    SCRAPER_MAX_TEXT_CHARS          = tostring(var.scraper.fetch.max_text_chars)
+    SCRAPER_RESPECT_ROBOTS_TXT      = var.scraper.fetch.respect_robots_txt ? "1" : "0"
   })
 
   policy_statements = [
@@ -132,7 +152,7 @@ module "scraper" {
       # Unreadable messages go straight to the DLQ instead of being retried.
       sid       = "SendUnreadableToDlq"
       actions   = ["sqs:SendMessage"]
-      resources = [aws_sqs_queue.dlq.arn]
+      resources = [module.dlq.arn]
     },
     {
       sid       = "WriteResults"
@@ -156,20 +176,4 @@ resource "aws_lambda_event_source_mapping" "scrape_queue" {
   scaling_config {
     maximum_concurrency = var.mapping.maximum_concurrency
   }
-}
-
-resource "aws_cloudwatch_metric_alarm" "dlq_not_empty" {
-  alarm_name          = "${local.dlq_name}-not-empty"
-  alarm_description   = "A scrape message exhausted its receives and is waiting in ${local.dlq_name}."
-  namespace           = "AWS/SQS"
-  metric_name         = "ApproximateNumberOfMessagesVisible"
-  dimensions          = { QueueName = aws_sqs_queue.dlq.name }
-  statistic           = "Maximum"
-  period              = 60
-  evaluation_periods  = 1
-  threshold           = 1
-  comparison_operator = "GreaterThanOrEqualToThreshold"
-  treat_missing_data  = "notBreaching"
-  alarm_actions       = var.alarm_actions
-  ok_actions          = var.alarm_actions
 }

@@ -15,17 +15,17 @@ output "queue_name" {
 
 output "dlq_url" {
   description = "URL of the scrape DLQ."
-  value       = aws_sqs_queue.dlq.url
+  value       = module.dlq.url
 }
 
 output "dlq_arn" {
   description = "ARN of the scrape DLQ."
-  value       = aws_sqs_queue.dlq.arn
+  value       = module.dlq.arn
 }
 
 output "dlq_name" {
   description = "Name of the scrape DLQ."
-  value       = aws_sqs_queue.dlq.name
+  value       = module.dlq.name
 }
 
 output "results_bucket_name" {
@@ -60,7 +60,7 @@ output "mapping_uuid" {
 
 output "alarm_arns" {
   description = "ARNs of the DLQ alarm and the scraper's Errors and Throttles alarms."
-  value       = concat([aws_cloudwatch_metric_alarm.dlq_not_empty.arn], module.scraper.alarm_arns)
+  value       = concat([module.dlq.alarm_arn], module.scraper.alarm_arns)
 }
 
 output "scraper_settings" {

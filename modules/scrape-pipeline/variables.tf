@@ -9,11 +9,17 @@ variable "name_prefix" {
 }
 
 variable "tasks_table" {
-  description = "The tasks table the scraper claims and completes tasks in."
+  description = "The tasks table the scraper claims and completes tasks in, and the lease margin of its claims (modules/tasks-table output claim_lease_margin_seconds)."
   type = object({
-    name = string
-    arn  = string
+    name                       = string
+    arn                        = string
+    claim_lease_margin_seconds = number
   })
+}
+
+variable "handler" {
+  description = "The scraper's Python entry point (outreach.scraper.lambda_handler, from modules/outreach-pipeline/functions.json)."
+  type        = string
 }
 
 variable "package_path" {
@@ -118,8 +124,39 @@ variable "scraper" {
     log_level              = optional(string, "INFO")
     retry_schedule_seconds = optional(list(number), [30, 3600])
     environment            = optional(map(string), {})
+    # The limits of every fetch (the scraper's SCRAPER_* variables).
+    fetch = optional(object({
+      user_agent              = optional(string, "outreach-pipeline-scraper/0.1 (+company research; contact via site operator)")
+      connect_timeout_seconds = optional(number, 10)
+      read_timeout_seconds    = optional(number, 20)
+      max_body_bytes          = optional(number, 2097152)
+      max_redirects           = optional(number, 5)
+      attempts_per_url        = optional(number, 3)
+      max_extra_pages         = optional(number, 3)
+      max_text_chars          = optional(number, 20000)
+      respect_robots_txt      = optional(bool, true)
+    }), {})
   })
   default = {}
+
+  validation {
+    condition = alltrue([
+      for n in [var.scraper.fetch.connect_timeout_seconds, var.scraper.fetch.read_timeout_seconds, var.scraper.fetch.max_body_bytes, var.scraper.fetch.max_redirects, var.scraper.fetch.attempts_per_url, var.scraper.fetch.max_extra_pages, var.scraper.fetch.max_text_chars] : floor(n) == n
+      ]) && var.scraper.fetch.connect_timeout_seconds >= 1 && var.scraper.fetch.read_timeout_seconds >= 1 && (
+      var.scraper.fetch.max_body_bytes >= 1024 && var.scraper.fetch.max_text_chars >= 100 && var.scraper.fetch.max_extra_pages >= 0
+    )
+    error_message = "scraper.fetch takes whole numbers: timeouts of at least 1 s, max_body_bytes at least 1024, max_text_chars at least 100, max_extra_pages at least 0."
+  }
+
+  validation {
+    condition     = var.scraper.fetch.max_redirects >= 0 && var.scraper.fetch.max_redirects <= 5 && var.scraper.fetch.attempts_per_url >= 1 && var.scraper.fetch.attempts_per_url <= 3
+    error_message = "scraper.fetch.max_redirects must be 0-5 and scraper.fetch.attempts_per_url 1-3: the scraper's own bounds on the load one site gets."
+  }
+
+  validation {
+    condition     = length(trimspace(var.scraper.fetch.user_agent)) > 0
+    error_message = "scraper.fetch.user_agent must not be empty: sites are told who is fetching."
+  }
 
   validation {
     condition     = var.scraper.reserved_concurrency >= 1 && floor(var.scraper.reserved_concurrency) == var.scraper.reserved_concurrency

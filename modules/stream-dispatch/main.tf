@@ -83,7 +83,7 @@ module "dispatcher" {
 
   name                 = local.dispatcher_name
   description          = "Sends one scrape message per task that became Pending on the tasks stream."
-  handler              = "outreach.dispatcher.lambda_handler"
+  handler              = var.handler
   package_path         = var.package_path
   timeout_seconds      = var.dispatcher.timeout_seconds
   memory_mb            = var.dispatcher.memory_mb
@@ -191,12 +191,25 @@ resource "aws_s3_bucket_notification" "failure_records" {
 # pipe mode
 # ---------------------------------------------------------------------------------------------
 
-resource "aws_sqs_queue" "pipe_dlq" {
-  count = local.pipe_mode ? 1 : 0
+module "pipe_dlq" {
+  source = "../dead-letter-queue"
+  count  = local.pipe_mode ? 1 : 0
 
   name                      = local.pipe_dlq_name
   message_retention_seconds = var.pipe_dlq_message_retention_seconds
-  sqs_managed_sse_enabled   = true
+  alarm_description         = "The dispatch pipe gave up on stream records; they wait in ${local.pipe_dlq_name}."
+  alarm_actions             = var.alarm_actions
+}
+
+# Environments applied before the DLQ came from modules/dead-letter-queue keep their queue and alarm.
+moved {
+  from = aws_sqs_queue.pipe_dlq[0]
+  to   = module.pipe_dlq[0].aws_sqs_queue.this
+}
+
+moved {
+  from = aws_cloudwatch_metric_alarm.pipe_dlq_not_empty[0]
+  to   = module.pipe_dlq[0].aws_cloudwatch_metric_alarm.this
 }
 
 resource "aws_iam_role" "pipe" {
@@ -231,7 +244,7 @@ resource "aws_iam_role_policy" "pipe" {
       {
         sid       = "SendUndeliveredToDlq"
         actions   = ["sqs:SendMessage"]
-        resources = [aws_sqs_queue.pipe_dlq[0].arn]
+        resources = [module.pipe_dlq[0].arn]
       },
       ]) : {
       Sid      = s.sid
@@ -278,7 +291,7 @@ resource "aws_pipes_pipe" "dispatch" {
       on_partial_batch_item_failure      = "AUTOMATIC_BISECT"
 
       dead_letter_config {
-        arn = aws_sqs_queue.pipe_dlq[0].arn
+        arn = module.pipe_dlq[0].arn
       }
     }
 
@@ -298,22 +311,4 @@ resource "aws_pipes_pipe" "dispatch" {
 
   # The pipe validates its role and source when it is created.
   depends_on = [aws_iam_role_policy.pipe, terraform_data.pipe_source_settle]
-}
-
-resource "aws_cloudwatch_metric_alarm" "pipe_dlq_not_empty" {
-  count = local.pipe_mode ? 1 : 0
-
-  alarm_name          = "${local.pipe_dlq_name}-not-empty"
-  alarm_description   = "The dispatch pipe gave up on stream records; they wait in ${local.pipe_dlq_name}."
-  namespace           = "AWS/SQS"
-  metric_name         = "ApproximateNumberOfMessagesVisible"
-  dimensions          = { QueueName = aws_sqs_queue.pipe_dlq[0].name }
-  statistic           = "Maximum"
-  period              = 60
-  evaluation_periods  = 1
-  threshold           = 1
-  comparison_operator = "GreaterThanOrEqualToThreshold"
-  treat_missing_data  = "notBreaching"
-  alarm_actions       = var.alarm_actions
-  ok_actions          = var.alarm_actions
 }

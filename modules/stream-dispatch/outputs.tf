@@ -40,12 +40,12 @@ output "pipe_arn" {
 
 output "pipe_dlq_url" {
   description = "URL of the pipe's DLQ (null in lambda mode)."
-  value       = local.pipe_mode ? aws_sqs_queue.pipe_dlq[0].url : null
+  value       = local.pipe_mode ? module.pipe_dlq[0].url : null
 }
 
 output "pipe_dlq_name" {
   description = "Name of the pipe's DLQ (null in lambda mode)."
-  value       = local.pipe_mode ? aws_sqs_queue.pipe_dlq[0].name : null
+  value       = local.pipe_mode ? module.pipe_dlq[0].name : null
 }
 
 output "filter_patterns" {
@@ -57,7 +57,7 @@ output "alarm_arns" {
   description = "ARNs of this stage's alarms."
   value = local.lambda_mode ? concat(
     [aws_cloudwatch_metric_alarm.iterator_age[0].arn], module.dispatcher[0].alarm_arns
-  ) : [aws_cloudwatch_metric_alarm.pipe_dlq_not_empty[0].arn]
+  ) : [module.pipe_dlq[0].alarm_arn]
 }
 
 output "dispatcher_settings" {

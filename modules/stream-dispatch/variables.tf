@@ -36,6 +36,11 @@ variable "scrape_queue" {
   })
 }
 
+variable "handler" {
+  description = "The dispatcher's Python entry point (outreach.dispatcher.lambda_handler, from modules/outreach-pipeline/functions.json); unused in pipe mode."
+  type        = string
+}
+
 variable "package_path" {
   description = "Path of the dispatcher's deployment zip (dist/dispatcher.zip); required in lambda mode, unused in pipe mode."
   type        = string

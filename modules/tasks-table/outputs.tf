@@ -27,3 +27,8 @@ output "ttl_attribute" {
   description = "Attribute whose epoch-seconds value expires an item."
   value       = local.ttl_attribute
 }
+
+output "claim_lease_margin_seconds" {
+  description = "Seconds a claim outlives the invocation that took it (CLAIM_LEASE_MARGIN_SECONDS of the functions that claim tasks)."
+  value       = var.claim_lease_margin_seconds
+}

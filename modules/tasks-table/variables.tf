@@ -19,3 +19,15 @@ variable "deletion_protection" {
   type        = bool
   default     = true
 }
+
+variable "claim_lease_margin_seconds" {
+  description = "Seconds a claim on a task outlives the invocation that took it (the functions' CLAIM_LEASE_MARGIN_SECONDS), so no live worker loses its task; the reconcilers' thresholds include it."
+  type        = number
+  default     = 60
+  nullable    = false
+
+  validation {
+    condition     = var.claim_lease_margin_seconds >= 1 && floor(var.claim_lease_margin_seconds) == var.claim_lease_margin_seconds
+    error_message = "claim_lease_margin_seconds must be a whole number of seconds, at least 1."
+  }
+}

@@ -23,14 +23,15 @@ from embedded_aws.cloud import LocalCloud
 from embedded_aws.runtime import FunctionRuntime
 from embedded_aws.server import DEFAULT_PORT, embedded_aws, free_port
 from embedded_aws.webfarm import WebFarm
+from outreach.task_model import Kind, Status
 from outreach_dev import terraform_cli
 from outreach_dev.env_vars import overridden
 from outreach_operator.cli.follow import JobProgress, follow_job
 from outreach_operator.errors import FollowTimeoutError
 
 LOCAL_ROOT = terraform_cli.ENVIRONMENTS_DIR / "local"
-TERMINAL = ("Finished", "Failed", "Cancelled")
-STATUSES = ("Pending", "Running", *TERMINAL)
+TERMINAL = tuple(status.value for status in Status.terminal())
+STATUSES = tuple(status.value for status in Status)
 
 
 @dataclass
@@ -145,21 +146,15 @@ class LocalPipeline:
         return follow_job(job_id, update, interval=interval, timeout=timeout, read_counts=self.job_counts)
 
     def tasks(self, job_id: str) -> list[dict[str, Any]]:
-        """Every task row of the job, read from the table (the source of truth)."""
-        pages = (
-            self.client("dynamodb")
-            .get_paginator("scan")
-            .paginate(
-                TableName=self.pipeline["tasks_table_name"],
-                FilterExpression="job_id = :j AND kind = :k",
-                ExpressionAttributeValues={":j": {"S": job_id}, ":k": {"S": "scrape"}},
-            )
-        )
-        return [
-            {k: next(iter(v.values())) for k, v in item.items()}
-            for page in pages
-            for item in page.get("Items", [])
-        ]
+        """Every scrape task row of the job, read from the table (the source of truth)."""
+        from outreach import task_store
+
+        request = {
+            "FilterExpression": "job_id = :j AND kind = :k",
+            "ExpressionAttributeValues": task_store.to_avs({":j": job_id, ":k": Kind.SCRAPE.value}),
+        }
+        with self.as_caller():
+            return list(task_store.rows("scan", request))
 
     def queue_messages(self, url: str) -> list[dict[str, Any]]:
         """Drain-free look at a queue: receive with visibility 0 until every message was seen."""

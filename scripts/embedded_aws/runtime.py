@@ -19,21 +19,14 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import enum
 import hashlib
-import importlib.machinery
-import io
 import json
 import os
-import select
 import shutil
-import subprocess
-import sys
 import tempfile
 import threading
 import time
 import uuid
-import zipfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,206 +36,18 @@ import boto3
 
 from embedded_aws.clock import CLOCK_ENV, VirtualClock
 from embedded_aws.errors import FunctionNotFoundError, ThrottledError
+from embedded_aws.function_code import extract_package, moto_code_loader
+from embedded_aws.function_worker import INIT_TIMEOUT_REAL_SECONDS, Worker
+from embedded_aws.runtime_records import Ending, FunctionSpec, FunctionStats, InvocationResult
 
-BOOTSTRAP = Path(__file__).with_name("worker_bootstrap.py")
-INIT_TIMEOUT_REAL_SECONDS = 120.0
-
-
-@dataclass(frozen=True)
-class FunctionSpec:
-    """A function's applied configuration, as GetFunction reports it."""
-
-    name: str
-    arn: str
-    handler: str
-    timeout: int
-    memory: int
-    environment: Mapping[str, str]
-    code_sha256: str
-    region: str
-    reserved_concurrency: int | None
-
-    @property
-    def account(self) -> str:
-        return self.arn.split(":")[4]
-
-
-@dataclass
-class InvocationResult:
-    request_id: str
-    ok: bool
-    payload: Any = None
-    error_type: str | None = None
-    error_message: str | None = None
-    started_at: float = 0.0
-    ended_at: float = 0.0
-
-    @property
-    def function_error(self) -> str | None:
-        """Lambda's X-Amz-Function-Error header value: Unhandled for errors, None on success."""
-        return None if self.ok else "Unhandled"
-
-    def error_payload(self) -> dict[str, Any]:
-        return {"errorType": self.error_type, "errorMessage": self.error_message}
-
-
-_TAGGED_SUFFIXES = tuple(s for s in importlib.machinery.EXTENSION_SUFFIXES if s != ".so")
-
-
-def _foreign_extension(name: str) -> bool:
-    """A compiled module tagged for another interpreter (e.g. cpython-312 under 3.11)."""
-    base = name.rsplit("/", 1)[-1]
-    if not base.endswith(".so") or not (".cpython-" in base or ".abi3." in base):
-        return False
-    return not base.endswith(_TAGGED_SUFFIXES)
-
-
-def extract_package(zip_bytes: bytes, target: Path) -> list[str]:
-    """Extract a deployment package; returns top-level packages left to the host interpreter.
-
-    A package built for the Lambda runtime (python3.12, manylinux) may hold compiled extensions for
-    another interpreter than the one running locally; those top-level packages are not extracted so
-    the host environment's build of the same distribution is imported instead.
-    """
-    with zipfile.ZipFile(io.BytesIO(zip_bytes)) as archive:
-        names = archive.namelist()
-        foreign = sorted({name.split("/", 1)[0] for name in names if _foreign_extension(name)})
-        tmp = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=target.parent))
-        for member in archive.infolist():
-            top = member.filename.split("/", 1)[0]
-            if top in foreign or (top.endswith(".libs") and top.split(".")[0] in foreign):
-                continue
-            archive.extract(member, tmp)
-    try:
-        tmp.rename(target)
-    except OSError:  # extracted concurrently by another pool: keep the first copy
-        shutil.rmtree(tmp, ignore_errors=True)
-    return foreign
-
-
-def moto_code_loader(spec: FunctionSpec) -> bytes:
-    """The zip the in-process emulator stored for the function."""
-    from moto.awslambda.models import lambda_backends
-
-    function = lambda_backends[spec.account][spec.region].get_function(spec.name)
-    return bytes(function.code_bytes)
-
-
-class _Worker:
-    def __init__(self, spec: FunctionSpec, code_dir: Path, env: dict[str, str], log: Path) -> None:
-        self.spec = spec
-        read_fd, write_fd = os.pipe()
-        self._log = log.open("ab")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-I", str(BOOTSTRAP), str(code_dir), spec.handler, str(write_fd)],
-            stdin=subprocess.PIPE,
-            stdout=self._log,
-            stderr=self._log,
-            env=env,
-            pass_fds=(write_fd,),
-            cwd=str(code_dir),
-        )
-        os.close(write_fd)
-        self._fd = read_fd
-        self._buffer = b""
-        self.killed_on_purpose = False
-        self.invocations = 0
-
-    def read_line(self, until: Callable[[], bool]) -> dict[str, Any] | None:
-        """One response line; None on EOF (the process died) or when ``until()`` says stop waiting."""
-        while b"\n" not in self._buffer:
-            if until():
-                return None
-            ready, _, _ = select.select([self._fd], [], [], 0.02)
-            if not ready:
-                continue
-            chunk = os.read(self._fd, 65536)
-            if not chunk:
-                return None
-            self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
-        parsed: dict[str, Any] = json.loads(line)
-        return parsed
-
-    def send(self, request: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write((json.dumps(request) + "\n").encode())
-        self.proc.stdin.flush()
-
-    def kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            self.proc.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=5)
-
-    def close(self) -> None:
-        self.kill()
-        if self.proc.stdin is not None:
-            with contextlib.suppress(OSError):
-                self.proc.stdin.close()
-        with contextlib.suppress(OSError):
-            os.close(self._fd)
-        self._log.close()
-
-
-@dataclass
-class FunctionStats:
-    invocations: int = 0
-    errors: int = 0
-    timeouts: int = 0
-    crashes: int = 0
-    cold_starts: int = 0
-    in_flight: int = 0
-    max_in_flight: int = 0
-    throttles: int = 0
-    admitted: int = 0  # invocations past the reservation check and not yet ended (waiting included)
-
-
-class _Ending(enum.Enum):
-    """How an invocation ended: the worker answered (success or function error), or it went silent."""
-
-    SUCCEEDED = "succeeded"
-    FUNCTION_ERROR = "function_error"
-    TIMED_OUT = "timed_out"
-    CRASHED = "crashed"
-
-    @classmethod
-    def of(cls, answer: dict[str, Any] | None, *, timed_out: bool) -> _Ending:
-        if answer is None:
-            return cls.TIMED_OUT if timed_out else cls.CRASHED
-        return cls.SUCCEEDED if answer.get("ok") else cls.FUNCTION_ERROR
-
-    def count(self, stats: FunctionStats) -> None:
-        """Add this ending to the function's counters (the caller holds the runtime's lock)."""
-        stats.errors += self is not _Ending.SUCCEEDED
-        stats.timeouts += self is _Ending.TIMED_OUT
-        stats.crashes += self is _Ending.CRASHED
-
-    def result(
-        self, spec: FunctionSpec, request_id: str, answer: dict[str, Any], *, started: float, ended: float
-    ) -> InvocationResult:
-        """The invocation's result, with Lambda's error type and message for each way of failing."""
-        if self is _Ending.SUCCEEDED:
-            payload = json.loads(answer["payload"])
-            return InvocationResult(request_id, True, payload, started_at=started, ended_at=ended)
-        error_type: str | None
-        error_message: str | None
-        if self is _Ending.TIMED_OUT:
-            error_type = "Sandbox.Timedout"
-            error_message = f"Task timed out after {spec.timeout:.2f} seconds"
-        elif self is _Ending.CRASHED:
-            error_type = "Runtime.ExitError"
-            error_message = f"RequestId: {request_id} Error: Runtime exited without providing a reason"
-        else:
-            error_type, error_message = answer.get("errorType"), answer.get("errorMessage")
-        return InvocationResult(
-            request_id,
-            False,
-            error_type=error_type,
-            error_message=error_message,
-            started_at=started,
-            ended_at=ended,
-        )
+__all__ = [
+    "FunctionRuntime",
+    "FunctionSpec",
+    "FunctionStats",
+    "InvocationResult",
+    "extract_package",
+    "moto_code_loader",
+]
 
 
 @dataclass
@@ -250,8 +55,8 @@ class _Pool:
     spec: FunctionSpec
     code_dir: Path
     semaphore: threading.BoundedSemaphore
-    idle: list[_Worker] = field(default_factory=list)
-    busy: dict[str, _Worker] = field(default_factory=dict)
+    idle: list[Worker] = field(default_factory=list)
+    busy: dict[str, Worker] = field(default_factory=dict)
     events: dict[str, Any] = field(default_factory=dict)
 
 
@@ -388,10 +193,10 @@ class FunctionRuntime:
         env.update(self.extra_env)
         return env
 
-    def _start_worker(self, pool: _Pool) -> _Worker:
+    def _start_worker(self, pool: _Pool) -> Worker:
         spec = pool.spec
         log = self.cache_dir / f"{spec.name}.log"
-        worker = _Worker(spec, pool.code_dir, self._env(spec, pool.code_dir), log)
+        worker = Worker(spec, pool.code_dir, self._env(spec, pool.code_dir), log)
         started = time.monotonic()
         ready = worker.read_line(lambda: time.monotonic() - started > INIT_TIMEOUT_REAL_SECONDS)
         if ready is None or not ready.get("ready"):
@@ -471,7 +276,7 @@ class FunctionRuntime:
             ended = self.clock.now()
             with self._lock:
                 pool.busy.pop(request_id, None)
-            ending = _Ending.of(answer, timed_out=timed_out)
+            ending = Ending.of(answer, timed_out=timed_out)
             if answer is None:
                 worker.close()
             else:

@@ -64,10 +64,10 @@ def _email_flags(stack: LocalPipeline) -> list[str]:
 
 
 def _pending_send_times(stack: LocalPipeline, campaign_id: str) -> list[float]:
-    from outreach import task_store
+    from outreach_operator import task_queries
 
     with stack.as_caller():
-        pending = task_store.job_tasks_with_status(campaign_id, Status.PENDING)
+        pending = task_queries.job_tasks_with_status(campaign_id, Status.PENDING)
     return sorted(task.email.send_time.timestamp() for task in pending if task.email is not None)
 
 

@@ -1,8 +1,9 @@
 """`make package`: one deployment zip per Lambda function in ``dist/``.
 
-Each zip holds the ``outreach`` package and the project's runtime dependencies installed for the
-Lambda platform (CPython 3.12 on manylinux2014 x86_64, binary wheels only). boto3, botocore and
-s3transfer are left out: the python3.12 runtime provides them.
+The functions and what each zip holds come from ``modules/outreach-pipeline/functions.json`` (read
+through ``function_manifest``): today every zip holds the ``outreach`` package and the project's
+runtime dependencies installed for the Lambda platform (CPython 3.12 on manylinux2014 x86_64, binary
+wheels only). boto3, botocore and s3transfer are left out: the python3.12 runtime provides them.
 
 Every function gets its own zip although today they hold the same files: a function runs exactly
 what its zip contains (the embedded AWS runs the handlers from these zips too), each function's
@@ -42,6 +43,8 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from outreach_dev import function_manifest
+
 REPO = Path(__file__).resolve().parents[2]
 SOURCE_DIR = REPO / "functions"
 PYPROJECT = REPO / "pyproject.toml"
@@ -50,14 +53,9 @@ CACHE_DIR = REPO / "build" / "package-deps"
 
 PACKAGE = "outreach"
 
-# Function name -> handler. The zip is dist/<name>.zip; Terraform sets the same handler.
-FUNCTIONS: Mapping[str, str] = {
-    "dispatcher": "outreach.dispatcher.lambda_handler",
-    "scraper": "outreach.scraper.lambda_handler",
-    "scrape_reconciler": "outreach.reconcilers.scrape.lambda_handler",
-    "email_worker": "outreach.email_worker.lambda_handler",
-    "email_reconciler": "outreach.reconcilers.email.lambda_handler",
-}
+# Function name -> handler, from modules/outreach-pipeline/functions.json (Terraform reads the same
+# file for the handlers it sets). The zip is dist/<name>.zip.
+FUNCTIONS: Mapping[str, str] = {name: spec.handler for name, spec in function_manifest.FUNCTIONS.items()}
 
 # The Lambda python3.12 runtime ships these; packaging them would only shadow the runtime's copy.
 RUNTIME_PROVIDED = frozenset({"boto3", "botocore", "s3transfer"})
@@ -228,12 +226,12 @@ def tree_entries(root: Path, prefix: str = "") -> dict[str, Path]:
     return entries
 
 
-def source_entries(source_dir: Path = SOURCE_DIR) -> dict[str, Path]:
-    """The ``outreach`` package's files, named as they sit at the zip root."""
-    package_dir = source_dir / PACKAGE
+def source_entries(source_dir: Path = SOURCE_DIR, package: str = PACKAGE) -> dict[str, Path]:
+    """A package's files (the ``outreach`` package by default), named as they sit at the zip root."""
+    package_dir = source_dir / package
     if not (package_dir / "__init__.py").is_file():
         raise PackagingError(f"{package_dir} is not a Python package")
-    return tree_entries(package_dir, prefix=f"{PACKAGE}/")
+    return tree_entries(package_dir, prefix=f"{package}/")
 
 
 def check_handler(entries: Mapping[str, Path], handler: str) -> None:
@@ -287,21 +285,27 @@ def build_packages(
     requirements: Sequence[str] | None = None,
     runner: Runner = _run_pip,
 ) -> list[BuiltPackage]:
-    """Build dist/<function>.zip for each function (all of FUNCTIONS by default)."""
+    """Build dist/<function>.zip for each function (all of FUNCTIONS by default): the package and,
+    where the manifest says so, the runtime dependencies."""
     names = sorted(FUNCTIONS if functions is None else set(functions))
     unknown = [name for name in names if name not in FUNCTIONS]
     if unknown:
         raise PackagingError(f"unknown functions {unknown}; known: {sorted(FUNCTIONS)}")
-    reqs = runtime_requirements() if requirements is None else list(requirements)
-    deps_dir = install_dependencies(reqs, cache_root, runner=runner)
-    dependencies = tree_entries(deps_dir)
-    code = source_entries(source_dir)
-    clash = sorted(name for name in code if name in dependencies)
-    if clash:
-        raise PackagingError(f"dependencies install files of the {PACKAGE} package: {clash[:5]}")
-    entries = {**dependencies, **code}
+    specs = [function_manifest.FUNCTIONS[name] for name in names]
+    dependencies: dict[str, Path] = {}
+    if any(spec.runtime_dependencies for spec in specs):
+        reqs = runtime_requirements() if requirements is None else list(requirements)
+        dependencies = tree_entries(install_dependencies(reqs, cache_root, runner=runner))
+    code = {package: source_entries(source_dir, package) for package in sorted({s.package for s in specs})}
     built: list[BuiltPackage] = []
-    for name in names:
+    for spec in specs:
+        name = spec.name
+        package_code = code[spec.package]
+        shared = dependencies if spec.runtime_dependencies else {}
+        clash = sorted(entry for entry in package_code if entry in shared)
+        if clash:
+            raise PackagingError(f"dependencies install files of the {spec.package} package: {clash[:5]}")
+        entries = {**shared, **package_code}
         check_handler(entries, FUNCTIONS[name])
         package = write_zip(entries, dist_dir / f"{name}.zip")
         _check_limits(package)

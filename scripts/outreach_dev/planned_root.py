@@ -7,6 +7,8 @@ scratch directory with an override file (local state, fake credentials, no accou
 stand in for ``make package``'s, and ``terraform plan`` runs against a moto server started for the
 purpose on loopback (``AWS_ENDPOINT_URL``), so no credentials are used and nothing reaches an account.
 ``terraform show -json`` of that plan is then read (https://developer.hashicorp.com/terraform/internals/json-format).
+The same reader takes the plan ``terraform test -json -verbose`` prints for a root on a mocked
+provider (``test_plan``: the IAM tests plan the prod root that way).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 from python_terraform import IsFlagged
 
 from embedded_aws.server import embedded_aws
-from outreach_dev import packaging, terraform_cli
+from outreach_dev import packaging, terraform_cli, terraform_outputs
 
 OVERRIDE_FILE = "preflight_override.tf"
 PLAN_FILE = "preflight.tfplan"
@@ -91,18 +93,47 @@ def _expression(expressions: Mapping[str, Any], name: str, variables: Mapping[st
     return None
 
 
+def resource_changes(plan: Mapping[str, Any], *, managed_only: bool = True) -> tuple[PlannedResource, ...]:
+    """Each resource a plan document (``terraform show -json``, or a ``test_plan`` of ``terraform test
+    -json -verbose``) will have after apply; with ``managed_only``, no data sources and no deletions."""
+    return tuple(
+        PlannedResource(change["address"], change["type"], change["change"].get("after") or {})
+        for change in plan.get("resource_changes", [])
+        if not managed_only
+        or (change.get("mode") == "managed" and "delete" not in change["change"]["actions"])
+    )
+
+
+def mocked_plan(root: Path, test_directory: str, data_dir: Path) -> Mapping[str, Any]:
+    """The plan of the one run block in ``root``/``test_directory``, as ``terraform test -json -verbose``
+    prints it (the provider as the test file mocks it; the root is initialised here without a backend)."""
+    terraform_cli.init(root, backend=False, data_dir=data_dir)
+    result = terraform_cli.run(
+        root,
+        "test",
+        env={"TF_DATA_DIR": str(data_dir)},
+        json=IsFlagged,
+        verbose=IsFlagged,
+        no_color=IsFlagged,
+        test_directory=test_directory,
+    )
+    plans = [
+        message["test_plan"]
+        for line in result.stdout.splitlines()
+        if line.startswith("{") and (message := json.loads(line)).get("type") == "test_plan"
+    ]
+    if len(plans) != 1:
+        raise terraform_cli.TerraformError(f"expected one plan from {test_directory}/, got {len(plans)}")
+    return dict(plans[0])
+
+
 def from_plan_json(env: str, plan: Mapping[str, Any]) -> RootPlan:
     """Read a ``terraform show -json`` plan document."""
     variables = {name: v.get("value") for name, v in plan.get("variables", {}).items()}
-    outputs = plan.get("planned_values", {}).get("outputs", {})
-    known_outputs = {name: o["value"] for name, o in outputs.items() if "value" in o}
+    known_outputs = terraform_outputs.from_plan(plan)
     provider = plan.get("configuration", {}).get("provider_config", {}).get("aws", {})
     region = _expression(provider.get("expressions", {}), "region", variables)
-    resources = tuple(
-        PlannedResource(change["address"], change["type"], change["change"].get("after") or {})
-        for change in plan.get("resource_changes", [])
-        if change.get("mode") == "managed" and "delete" not in change["change"]["actions"]
-    )
+    resources = resource_changes(plan)
     reservations: dict[str, int | None] = {}
     for resource in resources:
         if resource.type == "aws_lambda_function":

@@ -13,7 +13,6 @@ set (for example /opt/tf-plugins), and from the registry otherwise.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -26,6 +25,7 @@ from typing import Any
 
 from python_terraform import IsFlagged, Terraform
 
+from outreach_dev import terraform_outputs
 from outreach_dev.env_vars import overridden
 
 REPO = Path(__file__).resolve().parents[2]
@@ -255,7 +255,8 @@ def apply_root(
     data_dir: Path | None = None,
     parallelism: int = 20,
 ) -> dict[str, Any]:
-    """Init (against the committed lock file) and apply a root, auto-approved; returns its outputs."""
+    """Init (against the committed lock file) and apply a root, auto-approved; returns its outputs
+    as ``terraform_outputs`` flattens them."""
     init(directory, data_dir=data_dir, lockfile_readonly=True)
     env = {"TF_DATA_DIR": str(data_dir)} if data_dir is not None else None
     state_option: dict[str, Any] = {"state": str(state)} if state is not None else {}
@@ -272,8 +273,7 @@ def apply_root(
         **state_option,
     )
     result = run(directory, "output", env=env, json=IsFlagged, **state_option)
-    outputs: dict[str, Any] = {name: value["value"] for name, value in json.loads(result.stdout).items()}
-    return outputs
+    return terraform_outputs.from_json(result.stdout)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

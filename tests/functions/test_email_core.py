@@ -118,7 +118,7 @@ def test_a_released_email_claim_goes_back_to_pending_with_its_error(resources: R
     email = planned("a@example.org")
     task_store.create_email_tasks([email])
     claimed = task_store.claim_email(_task(email.task_id), owner="invocation-1", lease_seconds=60)
-    task_store.release_email(claimed, error="throttled: TooManyRequestsException")
+    task_store.return_email_to_pending(claimed, error="throttled: TooManyRequestsException")
     back = _task(email.task_id)
     assert back.status is Status.PENDING
     assert back.lease is None
@@ -145,9 +145,9 @@ def test_giving_up_needs_an_unchanged_task_without_a_live_lease(
     task_store.create_email_tasks([email])
     claimed = task_store.claim_email(_task(email.task_id), owner="invocation-1", lease_seconds=60)
     with pytest.raises(errors.TransitionRejectedError):
-        task_store.give_up(claimed, reason="delivery_unknown")
+        task_store.fail_stale(claimed, reason="delivery_unknown")
     frozen_clock[0] += 61
-    task_store.give_up(claimed, reason="delivery_unknown")
+    task_store.fail_stale(claimed, reason="delivery_unknown")
     assert _task(email.task_id).failure_reason == "delivery_unknown"
     assert task_store.job_counts("spring")["Failed"] == 1
 
@@ -155,7 +155,7 @@ def test_giving_up_needs_an_unchanged_task_without_a_live_lease(
 def test_a_pending_email_task_can_be_given_up_as_too_late(resources: Resources) -> None:
     email = planned("a@example.org")
     task_store.create_email_tasks([email])
-    task_store.give_up(_task(email.task_id), reason="too_late")
+    task_store.fail_stale(_task(email.task_id), reason="too_late")
     failed = _task(email.task_id)
     assert (failed.status, failed.failure_reason) == (Status.FAILED, "too_late")
     assert task_store.job_counts("spring")["Pending"] == 0

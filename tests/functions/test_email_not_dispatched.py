@@ -47,7 +47,7 @@ def test_email_task_changes_put_nothing_on_the_scrape_queue(resources: Resources
     assert task is not None
     claimed = task_store.claim_email(task, owner="request-1", lease_seconds=60)
     running = _row(email.task_id)
-    task_store.release_email(claimed, error="TooManyRequestsException")
+    task_store.return_email_to_pending(claimed, error="TooManyRequestsException")
     released = _row(email.task_id)
     assert released["status"] == {"S": "Pending"}
     event = {

@@ -17,6 +17,7 @@ from outreach.errors import ReconcilerRunError
 from outreach.reconcilers import email as reconciler
 from outreach.reconcilers.sweep import RunReport
 from outreach.task_model import Status, Task
+from outreach_dev import function_env
 from tests.support.aws import REGION, Resources
 from tests.support.email import CONFIGURATION_SET, FIRST_SEND, create_ses_resources, planned
 from tests.support.lambda_context import FakeContext
@@ -138,9 +139,11 @@ def test_a_crash_after_send_leaves_running_and_the_reconciler_marks_it_delivery_
             email_worker.lambda_handler({"task_id": email.task_id}, FakeContext(timeout_seconds=60))
     assert _task(email.task_id).status is Status.RUNNING
     assert len(sent_emails(REGION)) == 1
-    _at(FIRST_SEND.timestamp() + 300)
+    # The reconciler's threshold as Terraform sets it: the worker's timeout, the lease margin, a minute.
+    running_after = int(function_env.settings("email_reconciler")["RECONCILE_RUNNING_AFTER_SECONDS"])
+    _at(FIRST_SEND.timestamp() + running_after - 1)
     assert _run(target).actions["delivery_unknown"] == 0  # not stale yet, and its lease may be live
-    _at(FIRST_SEND.timestamp() + 901)
+    _at(FIRST_SEND.timestamp() + running_after + 1)
     report = _run(target)
     assert report.actions["delivery_unknown"] == 1
     settled = _task(email.task_id)

@@ -14,6 +14,7 @@ from embedded_aws.ses_v2 import SentEmail, sent_emails
 from outreach import clients, config, email_worker, errors, task_store
 from outreach.errors import UnreadableMessageError
 from outreach.task_model import Status, Task
+from outreach_operator import task_actions
 from tests.functions.email_worker_support import invoke, stored_task
 from tests.support.aws import REGION
 from tests.support.email import CONFIGURATION_SET, planned
@@ -72,7 +73,7 @@ def test_concurrent_invocations_of_one_task_send_one_email(ses: list[float]) -> 
 def test_a_cancelled_task_sends_no_email(ses: list[float]) -> None:
     email = planned("a@example.org")
     task_store.create_email_tasks([email])
-    task_store.cancel(_task(email.task_id), reason="campaign cancelled")
+    task_actions.cancel(_task(email.task_id), reason="campaign cancelled")
     assert _invoke(email.task_id)["outcome"] == "AlreadyTerminal"
     assert _sent() == []
     assert _task(email.task_id).status is Status.CANCELLED
@@ -224,7 +225,7 @@ def test_a_bounced_first_step_cancels_its_follow_ups(ses: list[float]) -> None:
 def test_a_follow_up_whose_earlier_step_did_not_go_out_is_cancelled(ses: list[float]) -> None:
     first, follow_up = planned("a@example.org", 1), planned("a@example.org", 2)
     task_store.create_email_tasks([first, follow_up])
-    task_store.cancel(_task(first.task_id), reason="operator")
+    task_actions.cancel(_task(first.task_id), reason="operator")
     ses[0] = follow_up.send_at.timestamp()
     assert _invoke(follow_up.task_id)["outcome"] == "Skipped"
     reason = _task(follow_up.task_id).failure_reason or ""

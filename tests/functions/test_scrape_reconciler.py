@@ -16,13 +16,16 @@ from embedded_aws.dynamodb_transactions import make_transactions_atomic
 from outreach import clients, clock, config, scraper, task_store
 from outreach.reconcilers import scrape as reconciler
 from outreach.task_model import Kind, Status, Task
+from outreach_dev import function_env
 from tests.support.aws import REGION, Resources, receive_all
 from tests.support.events import sqs_event_from_queue
 from tests.support.lambda_context import FakeContext
 from tests.support.web_farm import Reply, WebFarm, running_farm
 
-PENDING_AFTER = 3_900
-RUNNING_AFTER = 6_180
+# The scrape reconciler's own settings, as Terraform sets them with the modules' defaults.
+SETTINGS = function_env.settings("scrape_reconciler")
+PENDING_AFTER = int(SETTINGS["RECONCILE_PENDING_AFTER_SECONDS"])
+RUNNING_AFTER = int(SETTINGS["RECONCILE_RUNNING_AFTER_SECONDS"])
 HOME = "<html><head><title>Acme</title></head><body><p>Acme GmbH</p></body></html>"
 
 
@@ -36,8 +39,8 @@ def atomic_transactions() -> None:
 
 @pytest.fixture
 def moment(resources: Resources, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[float]]:
-    monkeypatch.setenv("RECONCILE_PENDING_AFTER_SECONDS", str(PENDING_AFTER))
-    monkeypatch.setenv("RECONCILE_RUNNING_AFTER_SECONDS", str(RUNNING_AFTER))
+    for name, value in SETTINGS.items():
+        monkeypatch.setenv(name, value)
     now = [1_800_000_000.0]
     clock.set_time_source(lambda: now[0])
     yield now
@@ -138,7 +141,7 @@ def test_a_task_with_no_attempts_left_becomes_failed_abandoned(
     monkeypatch.setenv("MAX_TASK_ATTEMPTS", "1")
     (task,) = _tasks(["https://example.com"])
     held = task_store.claim(task, message_id="m-1", receive_count=3, lease_seconds=480)
-    task_store.release(held, error="timeout: https://example.com/")
+    task_store.record_retry(held, error="timeout: https://example.com/")
     # WHEN the reconciler runs after the message can no longer come back
     moment[0] += RUNNING_AFTER + 1
     report = _run()
@@ -186,7 +189,7 @@ def test_a_task_sqs_will_still_redeliver_is_left_alone(resources: Resources, mom
     # and a Pending task the stream dispatched a moment ago
     running, pending = _tasks(["https://example.com", "https://example.org"])
     held = task_store.claim(running, message_id="m-1", receive_count=1, lease_seconds=480)
-    task_store.release(held, error="http_503: busy")
+    task_store.record_retry(held, error="http_503: busy")
     before = {t.task_id: _get(t) for t in (running, pending)}
     # WHEN the reconciler runs while SQS can still redeliver the message (just inside the threshold)
     moment[0] += min(RUNNING_AFTER, PENDING_AFTER) - 1
@@ -205,7 +208,7 @@ def test_two_concurrent_runs_produce_no_duplicate_sends(
     running = _tasks([f"https://r{i}.example" for i in range(5)], job_id="job-2")
     for task in running:
         held = task_store.claim(task, message_id=f"m-{task.task_id}", receive_count=1, lease_seconds=480)
-        task_store.release(held, error="timeout: x")
+        task_store.record_retry(held, error="timeout: x")
     moment[0] += max(RUNNING_AFTER, PENDING_AFTER) + 1
     # AND two runs that both read the index before either writes (overlapping runs)
     snapshot = {

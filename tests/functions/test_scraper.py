@@ -12,6 +12,7 @@ from botocore.exceptions import ClientError
 
 from outreach import clients, clock, config, scraper, task_store
 from outreach.task_model import Status, Task
+from outreach_dev import function_env
 from tests.support.aws import REGION, Resources, receive_all
 from tests.support.email import planned
 from tests.support.events import sqs_event_from_queue
@@ -234,8 +235,9 @@ def test_the_retry_schedule_gives_each_receive_its_delay_and_repeats_the_last(
 
 
 def test_the_default_schedule_retries_within_five_minutes_and_spans_an_hour() -> None:
-    schedule = config.RetrySchedule.from_env()
-    max_receive_count = 3
+    # modules/scrape-pipeline's defaults: the schedule and the queue's receive count.
+    schedule = config.RetrySchedule.parse(function_env.settings("scraper")["RETRY_SCHEDULE_SECONDS"])
+    max_receive_count = int(function_env.scrape_queue_attributes()["maxReceiveCount"])
     # the first retry comes back within 5 minutes ...
     assert schedule.for_receive(1) <= 300
     # ... and the attempts one message gets (receives 1..3) are spread over at least 60 minutes

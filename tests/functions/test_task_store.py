@@ -15,6 +15,7 @@ from outreach.errors import ItemTooLargeError
 from outreach.item_size import item_size
 from outreach.task_ids import normalise_url, scrape_task_id
 from outreach.task_model import ALLOWED_TRANSITIONS, TERMINAL, Kind, Status, Task
+from outreach_operator import task_actions
 from tests.support.aws import REGION, Resources
 from tests.support.email import planned
 
@@ -123,14 +124,14 @@ def test_an_expired_claim_can_be_taken_over_after_a_worker_crash(
 
 def test_the_next_receive_of_the_same_message_reclaims_a_released_task(resources: Resources) -> None:
     held = task_store.claim(_only_task(), message_id="m-1", receive_count=1, lease_seconds=600)
-    task_store.release(held, error="http_503: https://example.com/")
+    task_store.record_retry(held, error="http_503: https://example.com/")
     again = task_store.claim(held, message_id="m-1", receive_count=2, lease_seconds=600)
     assert again.status is Status.RUNNING and again.attempts == 2
 
 
 def test_a_released_claim_records_the_last_error(resources: Resources) -> None:
     held = task_store.claim(_only_task(), message_id="m-1", receive_count=1, lease_seconds=600)
-    task_store.release(held, error="timeout: " + "x" * 2000)
+    task_store.record_retry(held, error="timeout: " + "x" * 2000)
     released = task_store.get_task(held.task_id)
     assert released is not None and released.status is Status.RUNNING
     assert released.last_error is not None and released.last_error.startswith("timeout: ")
@@ -163,7 +164,7 @@ def test_terminal_states_are_never_left_by_a_retry(resources: Resources, termina
     elif terminal == "fail":
         task_store.fail(held, reason="dns_not_found")
     else:
-        task_store.cancel(held)
+        task_actions.cancel(held)
     stale = held
     current = task_store.get_task(held.task_id)
     assert current is not None and current.is_terminal
@@ -173,10 +174,10 @@ def test_terminal_states_are_never_left_by_a_retry(resources: Resources, termina
             lambda t: task_store.claim(t, message_id="m-1", receive_count=9, lease_seconds=600),
             lambda t: task_store.finish(t, result_key="k2", summary={}),
             lambda t: task_store.fail(t, reason="late"),
-            task_store.requeue,
-            lambda t: task_store.abandon(t, max_attempts=1),
+            task_store.requeue_stuck,
+            lambda t: task_store.fail_after_attempts(t, max_attempts=1),
             task_store.mark_redispatched,
-            task_store.cancel,
+            task_actions.cancel,
         ):
             with pytest.raises(errors.TransitionRejectedError):
                 move(task)
@@ -214,9 +215,9 @@ def test_a_reconciler_requeue_moves_an_expired_running_task_back_to_pending(
 ) -> None:
     held = task_store.claim(_only_task(), message_id="m-1", receive_count=1, lease_seconds=60)
     with pytest.raises(errors.TransitionRejectedError):
-        task_store.requeue(held)
+        task_store.requeue_stuck(held)
     frozen_clock[0] += 61
-    task_store.requeue(held)
+    task_store.requeue_stuck(held)
     again = task_store.get_task(held.task_id)
     assert again is not None and again.status is Status.PENDING and again.lease is None
     assert task_store.job_counts("job-1") == {
@@ -238,9 +239,9 @@ def test_a_requeue_is_refused_when_the_task_changed_since_it_was_read(
     task_store.claim(held, message_id="m-1", receive_count=2, lease_seconds=600)
     # THEN the reconciler's requeue and abandon, made from the old read, change nothing
     with pytest.raises(errors.TransitionRejectedError):
-        task_store.requeue(held)
+        task_store.requeue_stuck(held)
     with pytest.raises(errors.TransitionRejectedError):
-        task_store.abandon(held, max_attempts=1)
+        task_store.fail_after_attempts(held, max_attempts=1)
     current = task_store.get_task(held.task_id)
     assert current is not None and current.status is Status.RUNNING and current.attempts == 2
 
@@ -262,10 +263,10 @@ def test_an_abandoned_task_fails_with_its_attempts_and_last_error(
     resources: Resources, frozen_clock: list[float]
 ) -> None:
     held = task_store.claim(_only_task(), message_id="m-1", receive_count=1, lease_seconds=60)
-    task_store.release(held, error="http_503: down")
+    task_store.record_retry(held, error="http_503: down")
     released = task_store.get_task(held.task_id)
     assert released is not None
-    task_store.abandon(released, max_attempts=1)
+    task_store.fail_after_attempts(released, max_attempts=1)
     failed = task_store.get_task(held.task_id)
     assert failed is not None and failed.status is Status.FAILED
     assert failed.failure_reason == "abandoned: 1 of 1 attempts used; last error http_503: down"

@@ -17,9 +17,7 @@ from email.utils import parseaddr
 from pathlib import Path
 from typing import Any
 
-from python_terraform import IsFlagged
-
-from outreach_dev import terraform_cli
+from outreach_dev import planned_root, terraform_cli
 
 ROOT = terraform_cli.ENVIRONMENTS_DIR / "prod"
 TEST_FILE = Path(__file__).with_name("roles.tftest.hcl")
@@ -191,27 +189,7 @@ def _copy_configuration(workdir: Path) -> Path:
 def plan_prod(workdir: Path) -> Plan:
     """Plan the prod root on the mocked provider in ``workdir``; return the plan JSON's resources."""
     root = _copy_configuration(workdir)
-    data_dir = workdir / "terraform-data"
-    terraform_cli.init(root, backend=False, data_dir=data_dir)
-    result = terraform_cli.run(
-        root,
-        "test",
-        env={"TF_DATA_DIR": str(data_dir)},
-        json=IsFlagged,
-        verbose=IsFlagged,
-        no_color=IsFlagged,
-        test_directory=TEST_DIRECTORY,
-    )
-    plans = [
-        message["test_plan"]
-        for line in result.stdout.splitlines()
-        if line.startswith("{") and (message := json.loads(line)).get("type") == "test_plan"
-    ]
-    if len(plans) != 1:
-        raise terraform_cli.TerraformError(f"expected one plan from {TEST_FILE.name}, got {len(plans)}")
+    plan = planned_root.mocked_plan(root, TEST_DIRECTORY, workdir / "terraform-data")
     return Plan(
-        tuple(
-            (change["address"], change["type"], change["change"]["after"] or {})
-            for change in plans[0]["resource_changes"]
-        )
+        tuple((r.address, r.type, r.values) for r in planned_root.resource_changes(plan, managed_only=False))
     )

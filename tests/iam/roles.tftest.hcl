@@ -33,7 +33,7 @@ override_resource {
 }
 
 override_resource {
-  target          = module.pipeline.module.scrape_pipeline.aws_sqs_queue.dlq
+  target          = module.pipeline.module.scrape_pipeline.module.dlq.aws_sqs_queue.this
   override_during = plan
   values = {
     arn = "arn:aws:sqs:eu-central-1:111122223333:outreach-prod-scrape-dlq"
@@ -42,7 +42,7 @@ override_resource {
 }
 
 override_resource {
-  target          = module.pipeline.module.scrape_reconciler.aws_sqs_queue.dlq
+  target          = module.pipeline.module.scrape_reconciler.module.dlq.aws_sqs_queue.this
   override_during = plan
   values = {
     arn = "arn:aws:sqs:eu-central-1:111122223333:outreach-prod-scrape-reconciler-dlq"
@@ -115,7 +115,7 @@ override_resource {
 }
 
 override_resource {
-  target          = module.pipeline.module.email.aws_sqs_queue.dlq
+  target          = module.pipeline.module.email.module.dlq.aws_sqs_queue.this
   override_during = plan
   values = {
     arn = "arn:aws:sqs:eu-central-1:111122223333:outreach-prod-email-dlq"
@@ -124,7 +124,7 @@ override_resource {
 }
 
 override_resource {
-  target          = module.pipeline.module.email.module.reconciler.aws_sqs_queue.dlq
+  target          = module.pipeline.module.email.module.reconciler.module.dlq.aws_sqs_queue.this
   override_during = plan
   values = {
     arn = "arn:aws:sqs:eu-central-1:111122223333:outreach-prod-email-reconciler-dlq"

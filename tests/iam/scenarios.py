@@ -19,13 +19,19 @@ The rows reuse the handlers' own unit tests on moto, so the recording covers eve
 - email reconciler: missing schedules recreated, overdue emails sent now or failed too late, a crash
   after send marked delivery_unknown.
 
-A new function is one more row; a planned function without a row fails
+The functions are those of modules/outreach-pipeline/functions.json; each row names the tests of
+one of them (deployed as ``outreach-prod-<name>``, its handler's module from the manifest). A new
+function is one more row: importing this registry fails while a manifest function has no row (or a
+row names no manifest function), and a planned function without a row fails
 ``test_every_planned_function_has_a_scenario_row``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+
+from outreach_dev import function_manifest
 
 
 @dataclass(frozen=True)
@@ -35,36 +41,32 @@ class FunctionScenarios:
     tests: tuple[str, ...]
 
 
-FUNCTIONS: tuple[FunctionScenarios, ...] = (
-    FunctionScenarios(
-        "outreach-prod-dispatcher", "outreach.dispatcher", ("tests/functions/test_dispatcher.py",)
+# Manifest function name -> the unit tests that exercise its handler.
+TESTS: Mapping[str, tuple[str, ...]] = {
+    "dispatcher": ("tests/functions/test_dispatcher.py",),
+    "scraper": (
+        "tests/functions/test_scraper.py",
+        "tests/functions/test_hostile_inputs.py",
+        "tests/functions/test_scrape_reconciler.py",
     ),
-    FunctionScenarios(
-        "outreach-prod-scraper",
-        "outreach.scraper",
-        (
-            "tests/functions/test_scraper.py",
-            "tests/functions/test_hostile_inputs.py",
-            "tests/functions/test_scrape_reconciler.py",
-        ),
+    "scrape_reconciler": ("tests/functions/test_scrape_reconciler.py",),
+    "email_worker": (
+        "tests/functions/test_email_worker.py",
+        "tests/functions/test_email_worker_promises.py",
+        "tests/functions/test_email_reconciler.py",
     ),
-    FunctionScenarios(
-        "outreach-prod-scrape-reconciler",
-        "outreach.reconcilers.scrape",
-        ("tests/functions/test_scrape_reconciler.py",),
-    ),
-    FunctionScenarios(
-        "outreach-prod-email-worker",
-        "outreach.email_worker",
-        (
-            "tests/functions/test_email_worker.py",
-            "tests/functions/test_email_worker_promises.py",
-            "tests/functions/test_email_reconciler.py",
-        ),
-    ),
-    FunctionScenarios(
-        "outreach-prod-email-reconciler",
-        "outreach.reconcilers.email",
-        ("tests/functions/test_email_reconciler.py",),
-    ),
+    "email_reconciler": ("tests/functions/test_email_reconciler.py",),
+}
+
+_missing = sorted(set(function_manifest.FUNCTIONS) - set(TESTS))
+_unknown = sorted(set(TESTS) - set(function_manifest.FUNCTIONS))
+if _missing or _unknown:
+    raise LookupError(
+        f"tests/iam/scenarios.py: functions.json functions without a row {_missing}, "
+        f"rows of no functions.json function {_unknown}"
+    )
+
+FUNCTIONS: tuple[FunctionScenarios, ...] = tuple(
+    FunctionScenarios(function.deployed_name("prod"), function.handler_module, TESTS[name])
+    for name, function in function_manifest.FUNCTIONS.items()
 )

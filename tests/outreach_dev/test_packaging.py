@@ -6,11 +6,12 @@ import hashlib
 import stat
 import zipfile
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from outreach_dev import packaging
+from outreach_dev import function_manifest, packaging
 
 
 def _sha256(path: Path) -> str:
@@ -81,7 +82,7 @@ def test_no_zip_carries_the_command_line_or_other_tooling(
         assert not top_level & {"click", "rich", "outreach_dev", "outreach_operator", "embedded_aws"}, (
             package.function
         )
-        assert "outreach/task_store.py" in names
+        assert "outreach/task_store/__init__.py" in names
 
 
 def test_zip_holds_the_handlers_and_dependencies_built_for_cpython_312_on_linux(
@@ -186,3 +187,26 @@ def test_make_package_prints_each_zip_with_size_and_sha256(
     assert "scraper.zip" in line
     assert f"{(tmp_path / 'scraper.zip').stat().st_size:,} bytes" in line
     assert line.endswith(f"sha256 {digest}")
+
+
+def test_the_packaged_functions_and_handlers_are_the_manifests() -> None:
+    handlers = {name: f.handler for name, f in function_manifest.FUNCTIONS.items()}
+    assert handlers == packaging.FUNCTIONS
+
+
+def test_a_function_the_manifest_packages_without_dependencies_gets_its_code_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a manifest whose scraper zip holds the outreach package without the runtime dependencies
+    scraper = replace(function_manifest.FUNCTIONS["scraper"], runtime_dependencies=False)
+    monkeypatch.setattr(function_manifest, "FUNCTIONS", {"scraper": scraper})
+    installs: list[Sequence[str]] = []
+    # WHEN it is packaged
+    (package,) = packaging.build_packages(
+        ["scraper"], dist_dir=tmp_path / "dist", cache_root=tmp_path / "cache", runner=installs.append
+    )
+    # THEN nothing is installed and every entry is the outreach package's
+    names = zipfile.ZipFile(package.path).namelist()
+    assert installs == []
+    assert "outreach/scraper.py" in names
+    assert all(name.startswith("outreach/") for name in names)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from outreach_dev.planned_root import first_error, from_plan_json
+from outreach_dev.planned_root import first_error, from_plan_json, resource_changes
 
 
 def function_change(name: str, reserved: int, actions: list[str] | None = None) -> dict[str, Any]:
@@ -69,6 +69,18 @@ def test_allowed_accounts_variables_and_known_outputs_are_kept() -> None:
     assert plan.values["email_sender_identity"] == "mail.example.com"
     assert plan.values["dashboard_name"] == "outreach-dev"
     assert "pipeline" not in plan.values  # unknown until apply
+
+
+def test_the_resources_are_every_change_or_only_the_managed_resources_that_stay() -> None:
+    everything = resource_changes(PLAN, managed_only=False)
+    kept = resource_changes(PLAN)
+
+    assert [r.address for r in everything] == [c["address"] for c in PLAN["resource_changes"]]
+    assert [r.values.get("function_name") for r in kept] == [
+        "outreach-dev-scraper",
+        "outreach-dev-dispatcher",
+    ]
+    assert everything[-1].values == {}
 
 
 def test_terraforms_error_is_reduced_to_its_title_and_explanation() -> None:

@@ -13,11 +13,9 @@ import pytest
 POLICIES = Path(__file__).resolve().parents[2] / "policies"
 
 
-def _load() -> ModuleType:
+def _load(name: str) -> ModuleType:
     # checkov loads policy helpers by plain file name; the evaluator has no checkov dependency.
-    spec = importlib.util.spec_from_file_location(
-        "outreach_policy_expressions", POLICIES / "outreach_policy_expressions.py"
-    )
+    spec = importlib.util.spec_from_file_location(name, POLICIES / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up while the file executes
@@ -25,7 +23,8 @@ def _load() -> ModuleType:
     return module
 
 
-expressions = _load()
+_load("outreach_policy_expression_values")  # what the evaluator imports by plain file name
+expressions = _load("outreach_policy_expressions")
 VARIABLES: dict[str, Any] = {
     "create": True,
     "create_dlq": False,
@@ -39,7 +38,7 @@ def scope(root: str, name: str) -> Any:
         return VARIABLES[name]
     if root == "each" and name in {"key", "value"}:
         return "jobs" if name == "key" else VARIABLES["mappings"]["jobs"]
-    raise expressions.Unknown(f"{root}.{name}")
+    raise expressions.UnknownValueError(f"{root}.{name}")
 
 
 @pytest.mark.parametrize(
@@ -85,5 +84,5 @@ def test_a_reference_to_another_block_is_kept_as_its_text() -> None:
     ],
 )
 def test_an_expression_outside_the_subset_is_unknown(text: str) -> None:
-    with pytest.raises(expressions.Unknown):
+    with pytest.raises(expressions.UnknownValueError):
         expressions.evaluate_expression(text, scope)

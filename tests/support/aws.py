@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Final
 
 import boto3
 
-from outreach_dev import tasks_table_shape
+from outreach_dev import function_env, tasks_table_shape
 
 REGION: Final = "eu-central-1"
 
@@ -32,11 +33,14 @@ def create_resources(prefix: str = "outreach-test") -> Resources:
     dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"][
         "QueueArn"
     ]
+    queue = function_env.scrape_queue_attributes()
     queue_url = sqs.create_queue(
         QueueName=f"{prefix}-scrape",
         Attributes={
-            "VisibilityTimeout": "5400",
-            "RedrivePolicy": f'{{"deadLetterTargetArn": "{dlq_arn}", "maxReceiveCount": "3"}}',
+            "VisibilityTimeout": queue["VisibilityTimeout"],
+            "RedrivePolicy": json.dumps(
+                {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": queue["maxReceiveCount"]}
+            ),
         },
     )["QueueUrl"]
     bucket = f"{prefix}-results"

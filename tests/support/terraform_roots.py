@@ -5,17 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import hcl2
-from hcl2.utils import SerializationOptions
-
-_OPTIONS = SerializationOptions(with_comments=False, explicit_blocks=False, strip_string_quotes=True)
+from outreach_dev import terraform_hcl
 
 
 def load_hcl(path: Path) -> dict[str, Any]:
     """One .tf or .tfvars file: blocks as lists of one-key dicts, strings unquoted, `${…}` kept."""
-    with path.open(encoding="utf-8") as handle:
-        loaded: dict[str, Any] = hcl2.load(handle, serialization_options=_OPTIONS)
-    return loaded
+    return terraform_hcl.load_file(path, block_markers=False)
 
 
 def variable_values(root: Path) -> dict[str, Any]:

@@ -25,7 +25,7 @@ worker's async retries and its DLQ), and the reconciler needs no permission on t
 
 Whether a schedule is there is one GetSchedule per stale Pending task, which IAM can restrict to the
 group's schedules (ListSchedules would need a policy on every resource). Every action is one
-conditional write on the state that was read (the Pending mark, ``give_up``), so overlapping runs, or
+conditional write on the state that was read (the Pending mark, ``fail_stale``), so overlapping runs, or
 a run racing the worker, neither act twice nor move a task backwards; the worker's claim makes an
 extra invocation harmless.
 """
@@ -75,7 +75,7 @@ def settle_running(task: Task, now: float) -> Action:
     if task.lease_is_live(now):
         return Action.LEFT_ALONE
     try:
-        task_store.give_up(
+        task_store.fail_stale(
             task,
             reason=f"delivery_unknown: claimed at {task.updated_at}, the worker never recorded the outcome",
         )
@@ -146,7 +146,7 @@ class PendingEmails:
         if fields is None:
             return Action.LEFT_ALONE
         try:
-            task_store.give_up(task, reason=f"too_late: {int(late)} s after send_at {fields.send_at}")
+            task_store.fail_stale(task, reason=f"too_late: {int(late)} s after send_at {fields.send_at}")
         except (
             errors.TransitionRejectedError
         ):  # outcome: changed since read, the worker or another run has it
@@ -178,9 +178,7 @@ def reconcile(
 @metrics.log_metrics
 @logger.inject_lambda_context
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    report = reconcile(
-        config.EmailReconcilerSettings.from_env(), ScheduleTarget.from_env(), time_left(context)
-    )
+    report = reconcile(config.for_email_reconciler(), ScheduleTarget.from_env(), time_left(context))
     publish(report, _METRIC_BY_ACTION)
     report.raise_for_failures()
     return report.as_dict()

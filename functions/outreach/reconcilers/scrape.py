@@ -68,9 +68,9 @@ def recover_running(task: Task, settings: config.ReconcilerSettings, now: float)
         return Action.LEFT_ALONE
     try:
         if task.attempts >= settings.max_attempts:
-            task_store.abandon(task, max_attempts=settings.max_attempts)
+            task_store.fail_after_attempts(task, max_attempts=settings.max_attempts)
             return Action.ABANDONED
-        task_store.requeue(task)
+        task_store.requeue_stuck(task)
         return Action.REQUEUED
     except errors.TransitionRejectedError:  # outcome: changed since read, another run or a worker has it
         return Action.LEFT_ALONE
@@ -96,7 +96,7 @@ def reconcile(settings: config.ReconcilerSettings, remaining_seconds: Callable[[
 @metrics.log_metrics
 @logger.inject_lambda_context
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    report = reconcile(config.ReconcilerSettings.from_env(), time_left(context))
+    report = reconcile(config.for_scrape_reconciler(), time_left(context))
     publish(report, _METRIC_BY_ACTION)
     report.raise_for_failures()
     return report.as_dict()

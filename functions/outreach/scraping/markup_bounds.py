@@ -28,251 +28,34 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
+from outreach.scraping.html_elements import (
+    BREAKOUT,
+    CLOSES_P,
+    DEFAULT_SCOPE,
+    FOREIGN,
+    FORMATTING,
+    IMPLIED_END,
+    LIST_SIBLINGS,
+    MARKERS,
+    NO_LEVEL,
+    NOT_LIST_BOUNDARY,
+    RAW_TEXT,
+    RESTRICTING,
+    ROW_GROUPS,
+    SCOPE_FOR,
+    SCOPES,
+    SPECIAL,
+    TABLE_PARTS,
+    TABLE_SCOPE,
+    TABLE_SIBLINGS,
+)
+
 MAX_PARSE_CHARS = 2 * 1024 * 1024
 MAX_NESTING = 512
 # A backstop for what the model gets wrong: even fully nested, this many elements parse in seconds.
 MAX_START_TAGS = 50_000
 
 _TAG = re.compile(r"<(/?)([A-Za-z][^\t\n\f\r />]*)|<!--")
-# Start tags that never add a level: void elements, and html/head/body (merged into the first ones).
-_NO_LEVEL = frozenset(
-    [
-        "area",
-        "base",
-        "basefont",
-        "bgsound",
-        "br",
-        "col",
-        "embed",
-        "frame",
-        "hr",
-        "image",
-        "img",
-        "input",
-        "keygen",
-        "link",
-        "meta",
-        "param",
-        "source",
-        "track",
-        "wbr",
-        "html",
-        "head",
-        "body",
-    ]
-)
-_RAW_TEXT = frozenset(["script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes"])
-# The tree builder's "special" elements: an end tag of another element never closes past one.
-_SPECIAL = frozenset(
-    [
-        "address",
-        "applet",
-        "area",
-        "article",
-        "aside",
-        "base",
-        "basefont",
-        "bgsound",
-        "blockquote",
-        "body",
-        "br",
-        "button",
-        "caption",
-        "center",
-        "col",
-        "colgroup",
-        "dd",
-        "details",
-        "dir",
-        "div",
-        "dl",
-        "dt",
-        "embed",
-        "fieldset",
-        "figcaption",
-        "figure",
-        "footer",
-        "form",
-        "frame",
-        "frameset",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "head",
-        "header",
-        "hgroup",
-        "hr",
-        "html",
-        "iframe",
-        "img",
-        "input",
-        "keygen",
-        "li",
-        "link",
-        "listing",
-        "main",
-        "marquee",
-        "menu",
-        "meta",
-        "nav",
-        "noembed",
-        "noframes",
-        "noscript",
-        "object",
-        "ol",
-        "p",
-        "param",
-        "plaintext",
-        "pre",
-        "script",
-        "search",
-        "section",
-        "select",
-        "source",
-        "style",
-        "summary",
-        "table",
-        "tbody",
-        "td",
-        "template",
-        "textarea",
-        "tfoot",
-        "th",
-        "thead",
-        "title",
-        "tr",
-        "track",
-        "ul",
-        "wbr",
-        "xmp",
-    ]
-)
-_DEFAULT_SCOPE = frozenset(
-    ["applet", "caption", "html", "table", "td", "th", "marquee", "object", "template"]
-)
-_TABLE_SCOPE = frozenset(["html", "table", "template"])
-_TABLE_PARTS = frozenset(["table", "tbody", "tfoot", "thead", "tr", "td", "th", "caption"])
-_SCOPE_FOR = {"p": _DEFAULT_SCOPE | {"button"}, "li": _DEFAULT_SCOPE | {"ol", "ul"}}
-# Start tags that close an open sibling: list items across the nearest special element that is not
-# address, div or p; table rows and cells within the table.
-_LIST_SIBLINGS = {"li": frozenset({"li"}), "dt": frozenset({"dd", "dt"}), "dd": frozenset({"dd", "dt"})}
-_TABLE_SIBLINGS = {
-    "tr": frozenset({"tr"}),
-    "td": frozenset({"td", "th"}),
-    "th": frozenset({"td", "th"}),
-    "tbody": frozenset({"tbody", "thead", "tfoot"}),
-    "thead": frozenset({"tbody", "thead", "tfoot"}),
-    "tfoot": frozenset({"tbody", "thead", "tfoot"}),
-}
-_CLOSES_P = frozenset(
-    [
-        "address",
-        "article",
-        "aside",
-        "blockquote",
-        "center",
-        "details",
-        "dialog",
-        "dir",
-        "div",
-        "dl",
-        "fieldset",
-        "figcaption",
-        "figure",
-        "footer",
-        "form",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "header",
-        "hgroup",
-        "hr",
-        "main",
-        "menu",
-        "nav",
-        "ol",
-        "p",
-        "pre",
-        "search",
-        "section",
-        "summary",
-        "table",
-        "ul",
-        "li",
-        "dd",
-        "dt",
-    ]
-)
-_NOT_LIST_BOUNDARY = frozenset({"address", "div", "p"})
-# Inside these the tree builder follows other rules (select: most tags ignored; svg/math: foreign
-# content): the model then closes only what the end tag names, across implied-end-tag elements.
-_RESTRICTING = frozenset({"select", "svg", "math"})
-_FOREIGN = frozenset({"svg", "math"})
-_IMPLIED_END = frozenset(["dd", "dt", "li", "optgroup", "option", "p", "rb", "rp", "rt", "rtc"])
-# HTML start tags that leave foreign content (their "/>" does not make them empty).
-_BREAKOUT = frozenset(
-    [
-        "b",
-        "big",
-        "blockquote",
-        "body",
-        "br",
-        "center",
-        "code",
-        "dd",
-        "div",
-        "dl",
-        "dt",
-        "em",
-        "embed",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "head",
-        "hr",
-        "i",
-        "img",
-        "li",
-        "listing",
-        "menu",
-        "meta",
-        "nobr",
-        "ol",
-        "p",
-        "pre",
-        "ruby",
-        "s",
-        "small",
-        "span",
-        "strong",
-        "strike",
-        "sub",
-        "sup",
-        "table",
-        "tt",
-        "u",
-        "ul",
-        "var",
-        "font",
-    ]
-)
-_ROW_GROUPS = ("tbody", "thead", "tfoot")
-# Formatting elements closed by another element's end tag stay in the tree builder's list of active
-# formatting elements and are opened again before the next content; markers end that list's reach.
-_FORMATTING = frozenset(
-    ["a", "b", "big", "code", "em", "font", "i", "nobr", "s", "small", "strike", "strong", "tt", "u"]
-)
-_MARKERS = frozenset(["applet", "caption", "marquee", "object", "template", "td", "th"])
-_SCOPES = (_DEFAULT_SCOPE, _SCOPE_FOR["p"], _SCOPE_FOR["li"], _TABLE_SCOPE)
 
 
 @dataclass(frozen=True)
@@ -326,7 +109,7 @@ def bound_markup(
         )
         if not stack.open(name, max_depth, self_closing=self_closing):
             return BoundedMarkup(text[: match.start()], "nesting")
-        if name in _RAW_TEXT and not stack.in_foreign_content:
+        if name in RAW_TEXT and not stack.in_foreign_content:
             end = lower.find(f"</{name}", position)
             if end < 0:
                 break
@@ -349,10 +132,10 @@ class _OpenElements:
         self._special: list[int] = []
         self._list_boundaries: list[int] = []
         # Per scope kind, the positions of its boundary elements, innermost last.
-        self._boundaries: dict[frozenset[str], list[int]] = {scope: [] for scope in _SCOPES}
+        self._boundaries: dict[frozenset[str], list[int]] = {scope: [] for scope in SCOPES}
         self._restricting: list[int] = []
         self._foreign: list[int] = []
-        # Positions of elements no end tag closes implicitly (not in _IMPLIED_END).
+        # Positions of elements no end tag closes implicitly (not in IMPLIED_END).
         self._solid: list[int] = []
         # Formatting elements closed implicitly, per marker level: they count as open.
         self._reopened: list[Counter[str]] = [Counter()]
@@ -366,64 +149,61 @@ class _OpenElements:
     def open(self, name: str, max_depth: int, *, self_closing: bool = False) -> bool:
         """Push ``name`` after the implicit closes its start tag causes; False if too deep."""
         # "/>" empties a foreign element (and svg or math themselves), never an HTML one.
-        foreign = bool(self._foreign) or name in _FOREIGN
-        if name in _NO_LEVEL or (self_closing and foreign and name not in _BREAKOUT):
+        foreign = bool(self._foreign) or name in FOREIGN
+        if name in NO_LEVEL or (self_closing and foreign and name not in BREAKOUT):
             return True
         if self._restricting:
             if name == "option" and self._names and self._names[-1] == "option":
                 self._pop_to(len(self._names) - 1)
-        elif name in _LIST_SIBLINGS:
+        elif name in LIST_SIBLINGS:
             boundary = self._list_boundaries[-1] if self._list_boundaries else -1
-            if boundary >= 0 and self._names[boundary] in _LIST_SIBLINGS[name]:
+            if boundary >= 0 and self._names[boundary] in LIST_SIBLINGS[name]:
                 self._pop_to(boundary)
-        elif name in _TABLE_SIBLINGS:
+        elif name in TABLE_SIBLINGS:
             # Outside a table the tree builder ignores these tags; the model keeps them (over-counts).
             if self._at.get("table"):
-                self._pop_to(max(self._in_scope(other, _TABLE_SCOPE) for other in _TABLE_SIBLINGS[name]))
+                self._pop_to(max(self._in_scope(other, TABLE_SCOPE) for other in TABLE_SIBLINGS[name]))
                 # A cell without a row, or a row without a row group, gets the implied ones first.
                 implied = []
-                if (
-                    name in ("td", "th", "tr")
-                    and max(self._in_scope(g, _TABLE_SCOPE) for g in _ROW_GROUPS) < 0
-                ):
+                if name in ("td", "th", "tr") and max(self._in_scope(g, TABLE_SCOPE) for g in ROW_GROUPS) < 0:
                     implied.append("tbody")
-                if name in ("td", "th") and self._in_scope("tr", _TABLE_SCOPE) < 0:
+                if name in ("td", "th") and self._in_scope("tr", TABLE_SCOPE) < 0:
                     implied.append("tr")
                 for element in implied:
                     if not self._push(element, max_depth):
                         return False
         elif name == "option" and self._names and self._names[-1] == "option":
             self._pop_to(len(self._names) - 1)
-        if name in _CLOSES_P and not self._restricting:
-            self._pop_to(self._in_scope("p", _SCOPE_FOR["p"]))
+        if name in CLOSES_P and not self._restricting:
+            self._pop_to(self._in_scope("p", SCOPE_FOR["p"]))
         return self._push(name, max_depth)
 
     def _push(self, name: str, max_depth: int) -> bool:
         if len(self._names) + self._reopened_total >= max_depth:
             return False
-        if name in _MARKERS:
+        if name in MARKERS:
             self._reopened.append(Counter())
         position = len(self._names)
         self._at[name].append(position)
-        if name in _SPECIAL:
+        if name in SPECIAL:
             self._special.append(position)
-            if name not in _NOT_LIST_BOUNDARY:
+            if name not in NOT_LIST_BOUNDARY:
                 self._list_boundaries.append(position)
         for scope, positions in self._boundaries.items():
             if name in scope:
                 positions.append(position)
-        if name in _RESTRICTING:
+        if name in RESTRICTING:
             self._restricting.append(position)
-            if name in _FOREIGN:
+            if name in FOREIGN:
                 self._foreign.append(position)
-        if name not in _IMPLIED_END:
+        if name not in IMPLIED_END:
             self._solid.append(position)
         self._names.append(name)
         return True
 
     def close(self, name: str) -> None:
         """An end tag: close the nearest open ``name`` the tree builder would close, else nothing."""
-        if name in _FORMATTING and self._reopened[-1][name] > 0 and self._last(name) < 0:
+        if name in FORMATTING and self._reopened[-1][name] > 0 and self._last(name) < 0:
             self._reopened[-1][name] -= 1
             self._reopened_total -= 1
             return
@@ -432,12 +212,12 @@ class _OpenElements:
             index = self._last(name)
             if index >= 0 and (self._solid[-1] if self._solid else -1) <= index:
                 self._pop_to(index, explicit=True)
-        elif name in _TABLE_PARTS:
+        elif name in TABLE_PARTS:
             # Outside a table the tree builder ignores these end tags.
             if self._at.get("table"):
-                self._pop_to(self._in_scope(name, _TABLE_SCOPE))
-        elif name in _SPECIAL:
-            self._pop_to(self._in_scope(name, _SCOPE_FOR.get(name, _DEFAULT_SCOPE)))
+                self._pop_to(self._in_scope(name, TABLE_SCOPE))
+        elif name in SPECIAL:
+            self._pop_to(self._in_scope(name, SCOPE_FOR.get(name, DEFAULT_SCOPE)))
         else:
             index = self._last(name)
             if index >= 0 and index >= (self._special[-1] if self._special else -1):
@@ -462,21 +242,21 @@ class _OpenElements:
         while len(self._names) > index:
             name = self._names.pop()
             self._at[name].pop()
-            if name in _FORMATTING and not (explicit and len(self._names) == index):
+            if name in FORMATTING and not (explicit and len(self._names) == index):
                 self._reopened[-1][name] += 1
                 self._reopened_total += 1
-            if name in _MARKERS and len(self._reopened) > 1:
+            if name in MARKERS and len(self._reopened) > 1:
                 self._reopened_total -= sum(self._reopened.pop().values())
-            if name in _SPECIAL:
+            if name in SPECIAL:
                 self._special.pop()
-                if name not in _NOT_LIST_BOUNDARY:
+                if name not in NOT_LIST_BOUNDARY:
                     self._list_boundaries.pop()
             for scope, positions in self._boundaries.items():
                 if name in scope:
                     positions.pop()
-            if name in _RESTRICTING:
+            if name in RESTRICTING:
                 self._restricting.pop()
-                if name in _FOREIGN:
+                if name in FOREIGN:
                     self._foreign.pop()
-            if name not in _IMPLIED_END:
+            if name not in IMPLIED_END:
                 self._solid.pop()

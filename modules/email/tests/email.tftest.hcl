@@ -4,7 +4,7 @@ mock_provider "aws" {
 }
 
 override_resource {
-  target          = aws_sqs_queue.dlq
+  target          = module.dlq.aws_sqs_queue.this
   override_during = plan
   values = {
     arn  = "arn:aws:sqs:eu-central-1:111122223333:outreach-test-email-dlq"
@@ -32,9 +32,14 @@ override_resource {
 variables {
   name_prefix = "outreach-test"
   tasks_table = {
-    name                 = "outreach-test-tasks"
-    arn                  = "arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks"
-    open_tasks_index_arn = "arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks/index/open-tasks"
+    name                       = "outreach-test-tasks"
+    arn                        = "arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks"
+    open_tasks_index_arn       = "arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks/index/open-tasks"
+    claim_lease_margin_seconds = 60
+  }
+  handlers = {
+    worker     = "outreach.email_worker.lambda_handler"
+    reconciler = "outreach.reconcilers.email.lambda_handler"
   }
   packages = {
     worker     = "../../tests/terraform/fixtures/packages/email_worker.zip"
@@ -114,16 +119,15 @@ run "the_email_dlq_keeps_14_days_encrypted_and_alarms_on_its_first_message" {
   command = plan
 
   assert {
-    condition     = aws_sqs_queue.dlq.message_retention_seconds == 1209600 && aws_sqs_queue.dlq.sqs_managed_sse_enabled
-    error_message = "The email DLQ keeps messages 14 days, encrypted."
+    condition     = module.dlq.name == "outreach-test-email-dlq" && module.dlq.message_retention_seconds == 1209600
+    error_message = "The email DLQ (encrypted by modules/dead-letter-queue) keeps messages 14 days."
   }
 
   assert {
+    # The alarm's metric, threshold and actions are modules/dead-letter-queue's (tested there).
     condition = (
-      aws_cloudwatch_metric_alarm.dlq_not_empty.threshold == 1 &&
-      aws_cloudwatch_metric_alarm.dlq_not_empty.evaluation_periods == 1 &&
-      aws_cloudwatch_metric_alarm.dlq_not_empty.dimensions.QueueName == "outreach-test-email-dlq" &&
-      aws_cloudwatch_metric_alarm.dlq_not_empty.alarm_actions == toset(["arn:aws:sns:eu-central-1:111122223333:outreach-test-alarms"])
+      module.dlq.alarm_name == "outreach-test-email-dlq-not-empty" &&
+      output.alarm_arns[0] == module.dlq.alarm_arn
     )
     error_message = "The first message in the email DLQ alarms the alarm topic."
   }

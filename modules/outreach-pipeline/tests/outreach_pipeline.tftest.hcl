@@ -22,14 +22,8 @@ override_resource {
 }
 
 variables {
-  environment = "test"
-  packages = {
-    scraper           = "../../tests/terraform/fixtures/packages/scraper.zip"
-    dispatcher        = "../../tests/terraform/fixtures/packages/dispatcher.zip"
-    scrape_reconciler = "../../tests/terraform/fixtures/packages/scrape_reconciler.zip"
-    email_worker      = "../../tests/terraform/fixtures/packages/email_worker.zip"
-    email_reconciler  = "../../tests/terraform/fixtures/packages/email_reconciler.zip"
-  }
+  environment     = "test"
+  package_dir     = "../../tests/terraform/fixtures/packages"
   alarm_topic_arn = "arn:aws:sns:eu-central-1:111122223333:outreach-test-alarms"
   email           = { sender_identity = "example.com" }
 }
@@ -111,17 +105,11 @@ run "defaults_are_the_production_settings" {
   }
 }
 
-run "pipe_mode_needs_no_dispatcher_package" {
+run "pipe_mode_deploys_no_dispatcher" {
   command = plan
 
   variables {
     dispatch_mode = "pipe"
-    packages = {
-      scraper           = "../../tests/terraform/fixtures/packages/scraper.zip"
-      scrape_reconciler = "../../tests/terraform/fixtures/packages/scrape_reconciler.zip"
-      email_worker      = "../../tests/terraform/fixtures/packages/email_worker.zip"
-      email_reconciler  = "../../tests/terraform/fixtures/packages/email_reconciler.zip"
-    }
   }
 
   assert {

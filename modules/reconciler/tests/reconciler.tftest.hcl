@@ -4,7 +4,7 @@ mock_provider "aws" {
 }
 
 override_resource {
-  target          = aws_sqs_queue.dlq
+  target          = module.dlq.aws_sqs_queue.this
   override_during = plan
   values = {
     arn = "arn:aws:sqs:eu-central-1:111122223333:outreach-test-scrape-reconciler-dlq"
@@ -124,8 +124,8 @@ run "a_failed_run_is_retried_by_lambda_then_sent_to_the_dlq" {
   }
 
   assert {
-    condition     = aws_sqs_queue.dlq.sqs_managed_sse_enabled && aws_sqs_queue.dlq.message_retention_seconds == 1209600
-    error_message = "The DLQ is encrypted and keeps failed runs 14 days."
+    condition     = module.dlq.name == "outreach-test-scrape-reconciler-dlq" && module.dlq.message_retention_seconds == 1209600
+    error_message = "The DLQ (encrypted by modules/dead-letter-queue) keeps failed runs 14 days."
   }
 }
 
@@ -133,10 +133,10 @@ run "the_dlq_alarms_on_its_first_message" {
   command = plan
 
   assert {
+    # The alarm's metric, threshold and actions are modules/dead-letter-queue's (tested there).
     condition = (
-      aws_cloudwatch_metric_alarm.dlq_not_empty.threshold == 1 &&
-      aws_cloudwatch_metric_alarm.dlq_not_empty.dimensions.QueueName == "outreach-test-scrape-reconciler-dlq" &&
-      aws_cloudwatch_metric_alarm.dlq_not_empty.alarm_actions == toset(["arn:aws:sns:eu-central-1:111122223333:outreach-test-alarms"])
+      module.dlq.alarm_name == "outreach-test-scrape-reconciler-dlq-not-empty" &&
+      output.alarm_arns[0] == module.dlq.alarm_arn
     )
     error_message = "One message in the DLQ alarms the topic."
   }

@@ -13,7 +13,7 @@ override_resource {
 }
 
 override_resource {
-  target          = aws_sqs_queue.dlq
+  target          = module.dlq.aws_sqs_queue.this
   override_during = plan
   values = {
     arn = "arn:aws:sqs:eu-central-1:111122223333:outreach-test-scrape-dlq"
@@ -40,7 +40,8 @@ override_resource {
 
 variables {
   name_prefix                  = "outreach-test"
-  tasks_table                  = { name = "outreach-test-tasks", arn = "arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks" }
+  tasks_table                  = { name = "outreach-test-tasks", arn = "arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks", claim_lease_margin_seconds = 60 }
+  handler                      = "outreach.scraper.lambda_handler"
   package_path                 = "../../tests/terraform/fixtures/packages/scraper.zip"
   results_bucket_name          = "outreach-test-results"
   powertools_metrics_namespace = "OutreachPipeline/test"
@@ -61,8 +62,9 @@ run "scrape_queue_waits_90_minutes_keeps_4_days_and_is_encrypted" {
   }
 
   assert {
-    condition     = aws_sqs_queue.queue.sqs_managed_sse_enabled && aws_sqs_queue.dlq.sqs_managed_sse_enabled
-    error_message = "Both queues are encrypted at rest."
+    # The DLQ is encrypted by modules/dead-letter-queue (tested there).
+    condition     = aws_sqs_queue.queue.sqs_managed_sse_enabled
+    error_message = "The scrape queue is encrypted at rest."
   }
 }
 
@@ -82,12 +84,12 @@ run "dlq_keeps_14_days_and_accepts_only_the_scrape_queue" {
   command = plan
 
   assert {
-    condition     = aws_sqs_queue.dlq.message_retention_seconds == 1209600
+    condition     = module.dlq.message_retention_seconds == 1209600
     error_message = "The DLQ keeps messages 14 days."
   }
 
   assert {
-    condition = jsondecode(aws_sqs_queue.dlq.redrive_allow_policy) == {
+    condition = jsondecode(module.dlq.redrive_allow_policy) == {
       redrivePermission = "byQueue"
       sourceQueueArns   = ["arn:aws:sqs:eu-central-1:111122223333:outreach-test-scrape"]
     }
@@ -103,8 +105,7 @@ run "dlq_source_restriction_can_be_turned_off_for_the_emulator" {
   }
 
   assert {
-    # The argument is optional and computed, so the mock fills it in; it must not be the byQueue policy.
-    condition     = !strcontains(coalesce(aws_sqs_queue.dlq.redrive_allow_policy, "-"), "byQueue")
+    condition     = module.dlq.redrive_allow_policy == null
     error_message = "With restrict_dlq_sources = false the DLQ has no redrive allow policy."
   }
 }
@@ -113,13 +114,11 @@ run "dlq_alarm_fires_on_the_first_message" {
   command = plan
 
   assert {
+    # The alarm's metric, threshold and actions are modules/dead-letter-queue's (tested there).
     condition = (
-      aws_cloudwatch_metric_alarm.dlq_not_empty.namespace == "AWS/SQS" &&
-      aws_cloudwatch_metric_alarm.dlq_not_empty.metric_name == "ApproximateNumberOfMessagesVisible" &&
-      aws_cloudwatch_metric_alarm.dlq_not_empty.dimensions.QueueName == "outreach-test-scrape-dlq" &&
-      aws_cloudwatch_metric_alarm.dlq_not_empty.threshold == 1 &&
-      aws_cloudwatch_metric_alarm.dlq_not_empty.comparison_operator == "GreaterThanOrEqualToThreshold" &&
-      aws_cloudwatch_metric_alarm.dlq_not_empty.alarm_actions == toset(var.alarm_actions)
+      module.dlq.name == "outreach-test-scrape-dlq" &&
+      module.dlq.alarm_name == "outreach-test-scrape-dlq-not-empty" &&
+      output.alarm_arns[0] == module.dlq.alarm_arn
     )
     error_message = "The DLQ alarm must fire on one visible message and notify the topic."
   }
@@ -145,15 +144,24 @@ run "scraper_runs_420_seconds_with_1536_mb_and_140_reserved" {
 
   assert {
     condition = output.scraper_settings.environment == tomap({
-      TASKS_TABLE                  = "outreach-test-tasks"
-      SCRAPE_QUEUE_URL             = "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-test-scrape"
-      SCRAPE_DLQ_URL               = "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-test-scrape-dlq"
-      RESULTS_BUCKET               = "outreach-test-results"
-      RETRY_SCHEDULE_SECONDS       = "30,3600"
-      CLAIM_LEASE_MARGIN_SECONDS   = "60"
-      POWERTOOLS_SERVICE_NAME      = "scraper"
-      POWERTOOLS_LOG_LEVEL         = "INFO"
-      POWERTOOLS_METRICS_NAMESPACE = "OutreachPipeline/test"
+      TASKS_TABLE                     = "outreach-test-tasks"
+      SCRAPE_QUEUE_URL                = "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-test-scrape"
+      SCRAPE_DLQ_URL                  = "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-test-scrape-dlq"
+      RESULTS_BUCKET                  = "outreach-test-results"
+      RETRY_SCHEDULE_SECONDS          = "30,3600"
+      CLAIM_LEASE_MARGIN_SECONDS      = "60"
+      SCRAPER_USER_AGENT              = "outreach-pipeline-scraper/0.1 (+company research; contact via site operator)"
+      SCRAPER_CONNECT_TIMEOUT_SECONDS = "10"
+      SCRAPER_READ_TIMEOUT_SECONDS    = "20"
+      SCRAPER_MAX_BODY_BYTES          = "2097152"
+      SCRAPER_MAX_REDIRECTS           = "5"
+      SCRAPER_ATTEMPTS_PER_URL        = "3"
+      SCRAPER_MAX_EXTRA_PAGES         = "3"
+      SCRAPER_MAX_TEXT_CHARS          = "20000"
+      SCRAPER_RESPECT_ROBOTS_TXT      = "1"
+      POWERTOOLS_SERVICE_NAME         = "scraper"
+      POWERTOOLS_LOG_LEVEL            = "INFO"
+      POWERTOOLS_METRICS_NAMESPACE    = "OutreachPipeline/test"
     })
     error_message = "The scraper's environment must name its table, queues, bucket, retry schedule, lease margin and Powertools settings."
   }

@@ -43,7 +43,7 @@ def _seed_terminal(table: str, size: int) -> None:
 def run(sizes: tuple[int, ...]) -> Section:
     section = Section("reconciler scaling", details={"stuck": STUCK, "sizes": {}})
     for size in sizes:
-        with sandbox(f"bench-reconcile-{size}", extra_env={"RECONCILE_PENDING_AFTER_SECONDS": "3900"}) as box:
+        with sandbox(f"bench-reconcile-{size}") as box:
             _seed_terminal(box.table, size)
             task_store.create_scrape_job("stuck", [f"https://stuck{i}.example" for i in range(STUCK)])
             settings = config.ReconcilerSettings.from_env()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from embedded_aws.dynamodb_size_limits import enforce_dynamodb_size_limits
 from embedded_aws.dynamodb_transactions import make_transactions_atomic
 from embedded_aws.sqs_queue_scans import scan_queues_with_one_clock_read
 from outreach import clients, clock
+from outreach_dev import function_env
 from outreach_dev.bench import call_counter
 from outreach_dev.tasks_table_shape import create_tasks_table
 
@@ -110,11 +112,14 @@ def _create(prefix: str) -> Sandbox:
     dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"][
         "QueueArn"
     ]
+    queue = function_env.scrape_queue_attributes()
     queue_url = sqs.create_queue(
         QueueName=f"{prefix}-scrape",
         Attributes={
-            "VisibilityTimeout": "5400",
-            "RedrivePolicy": f'{{"deadLetterTargetArn": "{dlq_arn}", "maxReceiveCount": "3"}}',
+            "VisibilityTimeout": queue["VisibilityTimeout"],
+            "RedrivePolicy": json.dumps(
+                {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": queue["maxReceiveCount"]}
+            ),
         },
     )["QueueUrl"]
     bucket = f"{prefix}-results"
@@ -130,7 +135,12 @@ def sandbox(prefix: str = "bench", *, extra_env: dict[str, str] | None = None) -
     make_transactions_atomic()
     enforce_dynamodb_size_limits()
     scan_queues_with_one_clock_read()
-    wanted = {**_ENV, **(extra_env or {})}
+    # Every function's settings at the modules' defaults; the scrape reconciler's thresholds win over
+    # the email reconciler's, as the benchmarks time the scrape pipeline.
+    settings = function_env.all_settings(
+        "email_reconciler", "email_worker", "dispatcher", "scraper", "scrape_reconciler"
+    )
+    wanted = {**_ENV, **settings, **(extra_env or {})}
     previous = {
         name: os.environ.get(name)
         for name in (*wanted, *_UNSET, "TASKS_TABLE", "SCRAPE_QUEUE_URL", "SCRAPE_DLQ_URL", "RESULTS_BUCKET")

@@ -10,15 +10,10 @@ https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Scan.html#Scan.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from boto3.dynamodb.types import TypeDeserializer
-
-from outreach import clients, clock, config
+from outreach import clock, config, task_store
 from outreach.reconcilers import scrape as reconciler
 from outreach.task_model import Status, Task
-
-_deserializer = TypeDeserializer()
 
 
 @dataclass
@@ -32,32 +27,26 @@ def reconcile(settings: config.ReconcilerSettings) -> ScanReport:
     """One pass over the whole table; every stale open scrape task gets our reconciler's action."""
     now = clock.now()
     report = ScanReport()
-    values: dict[str, Any] = {
-        ":scrape": {"S": "scrape"},
-        ":pending": {"S": Status.PENDING.value},
-        ":running": {"S": Status.RUNNING.value},
-        ":pending_before": {"S": clock.iso(now - settings.pending_after_seconds)},
-        ":running_before": {"S": clock.iso(now - settings.running_after_seconds)},
+    values = {
+        ":scrape": "scrape",
+        ":pending": Status.PENDING.value,
+        ":running": Status.RUNNING.value,
+        ":pending_before": clock.iso(now - settings.pending_after_seconds),
+        ":running_before": clock.iso(now - settings.running_after_seconds),
     }
-    pages = (
-        clients.dynamodb()
-        .get_paginator("scan")
-        .paginate(
-            TableName=config.tasks_table(),
-            FilterExpression="kind = :scrape AND ((#s = :pending AND updated_at < :pending_before) "
-            "OR (#s = :running AND updated_at < :running_before))",
-            ExpressionAttributeNames={"#s": "status"},
-            ExpressionAttributeValues=values,
-        )
-    )
-    for page in pages:
-        report.pages_read += 1
-        report.items_read += int(page.get("ScannedCount", 0))
-        for item in page.get("Items", []):
-            task = Task.from_item({name: _deserializer.deserialize(value) for name, value in item.items()})
-            report.examined += 1
-            if task.status is Status.RUNNING:
-                reconciler.recover_running(task, settings, now)
-            else:
-                reconciler.redispatch(task)
+    request = {
+        "FilterExpression": "kind = :scrape AND ((#s = :pending AND updated_at < :pending_before) "
+        "OR (#s = :running AND updated_at < :running_before))",
+        "ExpressionAttributeNames": {"#s": "status"},
+        "ExpressionAttributeValues": task_store.to_avs(values),
+    }
+    cost = task_store.IndexRead()
+    for row in task_store.rows("scan", request, cost=cost):
+        task = Task.from_item(row)
+        report.examined += 1
+        if task.status is Status.RUNNING:
+            reconciler.recover_running(task, settings, now)
+        else:
+            reconciler.redispatch(task)
+    report.items_read, report.pages_read = cost.items, cost.pages
     return report

@@ -25,12 +25,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import hcl2
-
-from outreach_dev import terraform_cli
+from outreach_dev import terraform_cli, terraform_hcl
 from outreach_operator.cli.output import BadInput, Session
 
-_HCL_OPTIONS = hcl2.SerializationOptions(strip_string_quotes=True, with_comments=False)
 _VARIABLE_REFERENCE = re.compile(r"^\$\{var\.([A-Za-z_][A-Za-z0-9_-]*)\}$")
 
 
@@ -53,9 +50,7 @@ def _load(path: Path) -> dict[str, Any]:
     if path.suffix == ".json":
         loaded: dict[str, Any] = json.loads(path.read_text())
         return loaded
-    with path.open() as handle:
-        parsed: dict[str, Any] = hcl2.load(handle, serialization_options=_HCL_OPTIONS)
-    return parsed
+    return terraform_hcl.load_file(path)
 
 
 def _environment_value(text: str) -> Any:

@@ -16,6 +16,7 @@ from typing import Any
 
 from outreach import clients, clock, task_store
 from outreach.task_model import Kind, Status
+from outreach_operator import task_queries
 
 
 @dataclass
@@ -97,5 +98,5 @@ def pending_in_window(batch_info: Mapping[str, Any], jobs: Sequence[str] | None 
         (parse(batch_info["approximateArrivalOfFirstRecord"]) - timedelta(seconds=1)).timestamp()
     )
     end = clock.iso((parse(batch_info["approximateArrivalOfLastRecord"]) + timedelta(seconds=1)).timestamp())
-    found = task_store.open_tasks_between(Kind.SCRAPE, Status.PENDING, start, end, job_ids=jobs)
+    found = task_queries.open_tasks_between(Kind.SCRAPE, Status.PENDING, start, end, job_ids=jobs)
     return [t.task_id for t in found]

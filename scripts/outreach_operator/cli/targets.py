@@ -27,6 +27,7 @@ from python_terraform import IsFlagged
 
 from outreach import clients
 from outreach_dev import terraform_cli
+from outreach_dev import terraform_outputs as root_outputs
 
 
 class TargetError(click.ClickException):
@@ -157,19 +158,17 @@ def _first_error(text: str) -> str:
 
 
 def terraform_outputs(env: str, state: Path | None = None) -> Mapping[str, Any]:
-    """The root's outputs as {name: value}: ``terraform output -json`` of the environment root, or,
-    for a state file applied elsewhere (``make local`` applies a copy in a scratch directory), the
-    outputs recorded in that state."""
+    """The root's outputs as {name: value} (``terraform_outputs``): ``terraform output -json`` of the
+    environment root, or, for a state file applied elsewhere (``make local`` applies a copy in a
+    scratch directory), the outputs recorded in that state."""
     directory = terraform_cli.environment_dir(env)
     if state is not None:
         try:
-            recorded = json.loads(state.read_text()).get("outputs", {})
+            return root_outputs.from_state(json.loads(state.read_text()))
         except (OSError, json.JSONDecodeError) as exc:
             raise terraform_cli.TerraformError(f"Error: cannot read outputs from {state}: {exc}") from exc
-        return {name: value.get("value") for name, value in recorded.items()}
     result = terraform_cli.run(directory, "output", json=IsFlagged, no_color=IsFlagged)
-    raw = json.loads(result.stdout or "{}")
-    return {name: value.get("value") for name, value in raw.items()}
+    return root_outputs.from_json(result.stdout)
 
 
 def from_outputs(env: str, outputs: Mapping[str, Any]) -> Targets:

@@ -1,7 +1,7 @@
 """``outreach task``: show one task, and an operator's requeue of terminal or stuck tasks.
 
 An email task is requeued only from Failed or Cancelled with a reason that proves it was not sent
-(``task_store.requeue_refusal``, which the store's write enforces too): never Running (``--force``
+(``task_actions.requeue_refusal``, which the store's write enforces too): never Running (``--force``
 takes over scrape tasks only), never Finished, never ``delivery_unknown``.
 """
 
@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 import click
-from boto3.dynamodb.types import TypeDeserializer
 from rich.console import Console
 
 from outreach import clients, clock, config, task_store
 from outreach.task_model import Status, Task
+from outreach_operator import task_actions
 from outreach_operator.cli.confirm import confirm_change
 from outreach_operator.cli.operator import operator_name
 from outreach_operator.cli.output import BadInput, PartlyDone, session, table
@@ -34,8 +34,7 @@ def _row(task_id: str) -> dict[str, Any]:
     )
     if item is None:
         raise BadInput(f"no task {task_id!r} in {config.tasks_table()}")
-    deserializer = TypeDeserializer()
-    return {name: deserializer.deserialize(value) for name, value in item.items()}
+    return task_store.from_item(item)
 
 
 @task.command("show")
@@ -54,7 +53,7 @@ def _refusal(task: Task, *, force: bool) -> str | None:
     sent) come first: ``--force`` does not reach them."""
     if task.status is Status.PENDING:
         return "already Pending"
-    never = task_store.requeue_refusal(task)
+    never = task_actions.requeue_refusal(task)
     if never is not None:
         return never
     if task.status is Status.RUNNING and task.lease_is_live(clock.now()) and not force:
@@ -104,7 +103,7 @@ def requeue(
         who = operator_name(operator)
         for index, item in enumerate(chosen):
             try:
-                task_store.operator_requeue(item, by=who, reason=reason)
+                task_actions.operator_requeue(item, by=who, reason=reason)
             except Exception as exc:
                 raise PartlyDone("task requeue", done, [t.task_id for t in chosen[index:]], exc) from exc
             done.append(item.task_id)

@@ -27,10 +27,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
 
-from outreach import clients
+from outreach import clients, task_store
 from outreach.email_task import email_schedule_name
 from outreach.task_model import Kind, Status
 from outreach_operator.erasure.request import ErasureRequest
@@ -38,8 +37,7 @@ from outreach_operator.erasure.request import ErasureRequest
 RESULTS_PREFIX = "results/"
 FAILURE_RECORDS_PREFIX = "aws/lambda/"
 _READERS = 8
-_OPEN = frozenset({Status.PENDING.value, Status.RUNNING.value})
-_deserializer = TypeDeserializer()
+_OPEN = frozenset(status.value for status in Status.open())
 
 
 class Tracker(Protocol):
@@ -152,17 +150,11 @@ def _found(row: Mapping[str, Any], why: str) -> FoundRow:
 
 def scan_rows(table: str, tracker: Tracker, **filters: Any) -> Iterator[dict[str, Any]]:
     """Every row of the table (or those ``filters`` let through), deserialised, page by page."""
-    request: dict[str, Any] = {"TableName": table, "ConsistentRead": True, **filters}
     tracker.start(f"reading {table}", None)
-    while True:
-        page = clients.dynamodb().scan(**request)
+    for page in task_store.pages("scan", {"ConsistentRead": True, **filters}, table=table):
         for item in page.get("Items", []):
-            yield {name: _deserializer.deserialize(value) for name, value in item.items()}
+            yield task_store.from_item(item)
         tracker.advance(int(page.get("ScannedCount", 0)))
-        last = page.get("LastEvaluatedKey")
-        if not last:
-            return
-        request["ExclusiveStartKey"] = last
 
 
 def _job_row_why(request: ErasureRequest, row: Mapping[str, Any]) -> str:

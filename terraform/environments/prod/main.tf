@@ -31,13 +31,7 @@ module "pipeline" {
 
   environment   = "prod"
   dispatch_mode = var.dispatch_mode
-  packages = {
-    scraper           = "${local.package_dir}/scraper.zip"
-    dispatcher        = "${local.package_dir}/dispatcher.zip"
-    scrape_reconciler = "${local.package_dir}/scrape_reconciler.zip"
-    email_worker      = "${local.package_dir}/email_worker.zip"
-    email_reconciler  = "${local.package_dir}/email_reconciler.zip"
-  }
+  package_dir   = local.package_dir
   email = {
     sender_identity        = var.email_sender_identity
     create_sender_identity = var.email_create_sender_identity

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from embedded_aws.webfarm import HOSTILE_KINDS, WebFarm
+from outreach_dev import function_env
 
 PEAK_MEMORY_LIMIT_MB = 300
 REPO = Path(__file__).resolve().parents[3]
@@ -50,6 +51,7 @@ def test_scraping_a_hostile_site_peaks_under_300_mb(hostile_farm: WebFarm, kind:
     site = next(s for s in hostile_farm.sites if s.kind == kind)
     env = {
         "PYTHONPATH": str(REPO / "functions"),
+        **function_env.settings("scraper"),
         "SCRAPER_ALLOW_LOOPBACK": "1",
         "PATH": "/usr/bin:/bin",
     }

@@ -10,6 +10,7 @@ from outreach.config import ScrapeSettings
 from outreach.errors import ConfigurationError, FatalScrapeError
 from outreach.scraping import scrape_site
 from outreach.scraping.site_scrape import SiteScrape
+from outreach_dev import function_env
 from tests.functions.scraping.conftest import TEST_USER_AGENT, deadline_in, settings
 from tests.support.web_farm import Reply, WebFarm
 
@@ -99,14 +100,17 @@ def test_with_robots_txt_switched_off_nothing_is_fetched_and_everything_allowed(
 def test_robots_txt_is_respected_unless_the_environment_switches_it_off(
     monkeypatch: pytest.MonkeyPatch, value: str | None, expected: bool
 ) -> None:
-    if value is None:
-        monkeypatch.delenv("SCRAPER_RESPECT_ROBOTS_TXT", raising=False)
-    else:
+    # None: the scraper's settings as Terraform sets them by default.
+    for name, setting in function_env.settings("scraper").items():
+        monkeypatch.setenv(name, setting)
+    if value is not None:
         monkeypatch.setenv("SCRAPER_RESPECT_ROBOTS_TXT", value)
     assert ScrapeSettings.from_env().respect_robots_txt is expected
 
 
 def test_a_misspelt_robots_switch_is_a_configuration_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, setting in function_env.settings("scraper").items():
+        monkeypatch.setenv(name, setting)
     monkeypatch.setenv("SCRAPER_RESPECT_ROBOTS_TXT", "maybe")
     with pytest.raises(ConfigurationError):
         ScrapeSettings.from_env()

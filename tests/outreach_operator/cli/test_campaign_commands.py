@@ -20,8 +20,9 @@ from outreach import clock, email_worker, task_store
 from outreach.email_task import email_schedule_name, email_task_id
 from outreach.results import store_result
 from outreach.task_model import Status
+from outreach_operator import task_actions
 from outreach_operator.campaigns import message_caps
-from outreach_operator.cli import campaigns
+from outreach_operator.cli.campaigns import quota as campaign_quota
 from outreach_operator.cli.targets import resolve
 from tests.outreach_operator.cli.conftest import OPERATOR, Run, as_json, finish_task
 from tests.support.aws import REGION, Resources
@@ -290,7 +291,7 @@ def test_status_counts_emails_per_step_and_status(
     as_json(_schedule(run, email_flags))
     follow_up = task_store.get_task(email_task_id(CAMPAIGN_ID, "sales@fabrikam.example", 2))
     assert follow_up is not None
-    task_store.cancel(follow_up, reason="bounced: an earlier step bounced")
+    task_actions.cancel(follow_up, reason="bounced: an earlier step bounced")
     status = as_json(run("campaign", "status", CAMPAIGN_ID, extra=["--json"]))
     assert [(s["step"], s["Pending"], s["Cancelled"]) for s in status["steps"]] == [(1, 3, 0), (2, 2, 1)]
     assert status["counts"]["Pending"] == 5 and status["counts"]["Cancelled"] == 1
@@ -622,7 +623,7 @@ def get_account_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     for _ in range(2):
         stubber.add_client_error("get_account", "AccessDeniedException", "not authorized to ses:GetAccount")
     stubber.activate()
-    monkeypatch.setattr(campaigns, "account_client", lambda: client)
+    monkeypatch.setattr(campaign_quota, "account_client", lambda: client)
 
 
 def test_a_dry_run_whose_ses_quota_cannot_be_read_says_quota_not_checked(

@@ -17,6 +17,7 @@ from outreach.personal_data import address_hash
 from outreach.results import result_key, store_result
 from outreach.task_ids import normalise_url, scrape_task_id
 from outreach.task_model import Kind, Status
+from outreach_operator import task_actions
 from outreach_operator.cli import data as data_command
 from outreach_operator.erasure import deletion
 from outreach_operator.erasure.inventory import find as inventory_of
@@ -216,7 +217,7 @@ def test_a_dry_run_counts_per_store_what_would_go_and_changes_nothing(
     run: Run, stores: Resources, subject: list[str]
 ) -> None:
     _campaign([planned(JANE, campaign="acme-mail")])
-    task_store.cancel(task_store.get_task(planned(JANE, campaign="acme-mail").task_id), reason="test")  # type: ignore[arg-type]
+    task_actions.cancel(task_store.get_task(planned(JANE, campaign="acme-mail").task_id), reason="test")  # type: ignore[arg-type]
     acme = _scrape_job("acme", {"https://a.example": [JANE]})
     _failure_record("aws/lambda/acme.json", list(acme.values()), recipient=JANE)
     before = _state(stores)

@@ -10,6 +10,7 @@ import pytest
 from outreach import errors, task_store
 from outreach.task_ids import normalise_url, scrape_task_id
 from outreach.task_model import Task
+from outreach_operator import task_actions
 from tests.outreach_operator.cli.conftest import (
     OPERATOR,
     Run,
@@ -126,12 +127,12 @@ def test_an_email_whose_delivery_is_unknown_is_never_requeued_and_one_proven_uns
     # GIVEN an email the reconciler settled as delivery_unknown (it may have gone out) and one that
     # failed too late (never sent)
     unknown, late = _emails("a@example.org", "b@example.org")
-    task_store.give_up(
+    task_store.fail_stale(
         _claimed_email(unknown, lease_seconds=-1), reason="delivery_unknown: the worker never recorded it"
     )
     pending = task_store.get_task(late)
     assert pending is not None
-    task_store.give_up(pending, reason="too_late: 7200 s after send_at")
+    task_store.fail_stale(pending, reason="too_late: 7200 s after send_at")
     # WHEN both are requeued
     report = as_json(run("--json", "task", "requeue", unknown, late, "--reason", "retry the campaign"))
     # THEN only the one proven unsent is Pending again; the other is refused with why
@@ -147,12 +148,12 @@ def test_the_task_store_refuses_an_email_requeue_that_may_send_twice_whatever_th
 ) -> None:
     # GIVEN an email whose delivery is unknown
     [task_id] = _emails("a@example.org")
-    task_store.give_up(_claimed_email(task_id, lease_seconds=-1), reason="delivery_unknown: lost")
+    task_store.fail_stale(_claimed_email(task_id, lease_seconds=-1), reason="delivery_unknown: lost")
     stored = task_store.get_task(task_id)
     assert stored is not None
     # THEN the store refuses it, naming why
     with pytest.raises(errors.OperatorRefusedError, match="delivery_unknown"):
-        task_store.operator_requeue(stored, by=OPERATOR, reason="x")
+        task_actions.operator_requeue(stored, by=OPERATOR, reason="x")
     # AND a caller passing a doctored copy (another reason, or the kind of a scrape task) is refused
     # by the write's condition: the row as stored decides
     for doctored in (
@@ -160,6 +161,6 @@ def test_the_task_store_refuses_an_email_requeue_that_may_send_twice_whatever_th
         replace(stored, kind="scrape", email=None),
     ):
         with pytest.raises(errors.TransitionRejectedError):
-            task_store.operator_requeue(doctored, by=OPERATOR, reason="x")
+            task_actions.operator_requeue(doctored, by=OPERATOR, reason="x")
     row = task_store.get_task(task_id)
     assert row is not None and (row.status.value, row.failure_reason) == ("Failed", "delivery_unknown: lost")

@@ -60,9 +60,9 @@ run "dev_exposes_what_an_email_schedule_needs" {
 
   assert {
     condition = (
-      output.email_sender_identity == "example.com" &&
-      output.email_configuration_set == "outreach-dev-email" &&
-      output.email_schedule_group == "outreach-dev-email"
+      output.pipeline.root_outputs.email_sender_identity == "example.com" &&
+      output.pipeline.root_outputs.email_configuration_set == "outreach-dev-email" &&
+      output.pipeline.root_outputs.email_schedule_group == "outreach-dev-email"
     )
     error_message = "The root outputs name the email stage the CLI schedules campaigns on."
   }
@@ -73,9 +73,9 @@ run "dev_sizes_email_for_the_modules_default_send_rate_and_owns_its_identity_by_
 
   assert {
     condition = (
-      output.email_max_send_rate == 14 &&
+      output.pipeline.root_outputs.email_max_send_rate == 14 &&
       module.pipeline.email_worker_settings.reserved_concurrent_executions == 14 &&
-      output.email_dkim_records != null
+      output.pipeline.root_outputs.email_dkim_records != null
     )
     error_message = "Unset, email_max_send_rate and email_create_sender_identity take modules/email's defaults (14, true)."
   }
@@ -90,12 +90,12 @@ run "dev_can_send_with_an_identity_prod_owns" {
   }
 
   assert {
-    condition     = output.email_dkim_records == null
+    condition     = output.pipeline.root_outputs.email_dkim_records == null
     error_message = "With email_create_sender_identity = false dev creates no identity and has no DKIM records to publish."
   }
 
   assert {
-    condition     = output.email_sender_identity == "example.com" && output.email_max_send_rate == 2
+    condition     = output.pipeline.root_outputs.email_sender_identity == "example.com" && output.pipeline.root_outputs.email_max_send_rate == 2
     error_message = "dev still sends as the identity it is given, at the rate it is given."
   }
 

@@ -46,7 +46,7 @@ run "local_sends_email_as_a_reserved_test_domain" {
   command = plan
 
   assert {
-    condition     = output.email_sender_identity == "outreach.test" && output.email_schedule_group == "outreach-local-email"
+    condition     = output.pipeline.root_outputs.email_sender_identity == "outreach.test" && output.pipeline.root_outputs.email_schedule_group == "outreach-local-email"
     error_message = "The local root sends as outreach.test from the outreach-local-email schedule group."
   }
 }
@@ -55,7 +55,7 @@ run "local_sizes_the_email_worker_as_prod_does" {
   command = plan
 
   assert {
-    condition     = output.email_max_send_rate == 14 && module.pipeline.email_worker_settings.reserved_concurrent_executions == 14 && output.email_dkim_records != null
+    condition     = output.pipeline.root_outputs.email_max_send_rate == 14 && module.pipeline.email_worker_settings.reserved_concurrent_executions == 14 && output.pipeline.root_outputs.email_dkim_records != null
     error_message = "The local email worker reserves ceil(14), and the local root owns its identity, as prod does."
   }
 }

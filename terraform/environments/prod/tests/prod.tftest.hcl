@@ -88,8 +88,8 @@ run "prod_owns_its_ses_identity_and_sizes_email_for_the_modules_default_send_rat
 
   assert {
     condition = (
-      output.email_dkim_records != null &&
-      output.email_max_send_rate == 14 &&
+      output.pipeline.root_outputs.email_dkim_records != null &&
+      output.pipeline.root_outputs.email_max_send_rate == 14 &&
       module.pipeline.email_worker_settings.reserved_concurrent_executions == 14
     )
     error_message = "prod creates the identity (and reports its DKIM records) and sizes the email worker for 14 emails per second."

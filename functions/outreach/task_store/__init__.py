@@ -1,0 +1,106 @@
+"""The tasks table: every status change is a conditional write, and the rules live here.
+
+- ``items``: attribute values, and the one paginated reader (Query, Scan, BatchGetItem) every read of
+  the table goes through.
+- ``counters``: a job's tasks per status, in shards moved in the same transaction as the status.
+- ``creation`` and ``job_rows``: a job's Pending tasks, created once, and the job's own row.
+- ``rules`` and ``transitions``: the declared rule of each verb, and the verbs applying them.
+- ``reads``: a task by id, the task a message names, and open tasks through the sparse ``open-tasks``
+  index (reconcilers query it instead of scanning the table).
+"""
+
+from outreach.task_store.counters import (
+    COUNTER_SHARDS,
+    counter_key,
+    counter_shard,
+    counter_update,
+    job_counts,
+)
+from outreach.task_store.creation import (
+    MAX_ROW_BYTES,
+    ROW_GROWTH_BYTES,
+    JobCreation,
+    create_email_tasks,
+    create_scrape_job,
+    email_row_size,
+)
+from outreach.task_store.items import IndexRead, batch_get, from_item, pages, rows, to_av, to_avs
+from outreach.task_store.job_rows import check_job_kind, get_job, job_key, job_kind_of, record_job
+from outreach.task_store.reads import (
+    OPEN_TASKS_INDEX,
+    email_tasks_of,
+    get_task,
+    load_task,
+    open_index_rows,
+    open_tasks,
+)
+from outreach.task_store.rules import LEASE_FIELDS, MAY_HAVE_BEEN_SENT, RULES, Holder, Rule
+from outreach.task_store.transitions import (
+    TERMINAL_RETENTION_SECONDS,
+    apply,
+    claim,
+    claim_email,
+    fail,
+    fail_after_attempts,
+    fail_malformed,
+    fail_stale,
+    finish,
+    finish_email,
+    mark_redispatched,
+    record_retry,
+    requeue_stuck,
+    return_email_to_pending,
+    skip_email,
+)
+
+__all__ = [
+    "COUNTER_SHARDS",
+    "LEASE_FIELDS",
+    "MAX_ROW_BYTES",
+    "MAY_HAVE_BEEN_SENT",
+    "OPEN_TASKS_INDEX",
+    "ROW_GROWTH_BYTES",
+    "RULES",
+    "TERMINAL_RETENTION_SECONDS",
+    "Holder",
+    "IndexRead",
+    "JobCreation",
+    "Rule",
+    "apply",
+    "batch_get",
+    "check_job_kind",
+    "claim",
+    "claim_email",
+    "counter_key",
+    "counter_shard",
+    "counter_update",
+    "create_email_tasks",
+    "create_scrape_job",
+    "email_row_size",
+    "email_tasks_of",
+    "fail",
+    "fail_after_attempts",
+    "fail_malformed",
+    "fail_stale",
+    "finish",
+    "finish_email",
+    "from_item",
+    "get_job",
+    "get_task",
+    "job_counts",
+    "job_key",
+    "job_kind_of",
+    "load_task",
+    "mark_redispatched",
+    "open_index_rows",
+    "open_tasks",
+    "pages",
+    "record_job",
+    "record_retry",
+    "requeue_stuck",
+    "return_email_to_pending",
+    "rows",
+    "skip_email",
+    "to_av",
+    "to_avs",
+]

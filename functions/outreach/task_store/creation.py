@@ -1,0 +1,219 @@
+"""Creating a job's tasks: one Pending row per distinct task, counted, in transactions DynamoDB accepts.
+
+Each row is put only if absent, in one transaction with the counter shards it counts in, so running
+a creation again creates nothing twice and the counts stay exact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import ClientError
+
+from outreach import clients, clock, config
+from outreach.email_task import PlannedEmail, utc_iso
+from outreach.errors import InvalidJobInputError, ItemTooLargeError
+from outreach.item_size import ITEM_LIMIT_BYTES, TRANSACTION_ACTION_LIMIT, TRANSACTION_LIMIT_BYTES, item_size
+from outreach.task_ids import normalise_url, scrape_task_id, validate_job_id, validate_url_list
+from outreach.task_model import Kind, Status, open_key
+from outreach.task_store.counters import COUNTER_SHARDS, counter_key, counter_shard, counter_update
+from outreach.task_store.items import cancellation_codes, is_condition_failure, to_avs
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
+
+# What the transitions may add to a created row (lease fields, attempts, ses_message_id, expires_at,
+# a last_error of up to 500 and a failure_reason of up to 1,000 characters at up to 4 UTF-8 bytes each):
+# a row is created only with this much room left under DynamoDB's item limit, so no later update of it
+# is refused for its size.
+ROW_GROWTH_BYTES = 8 * 1024
+MAX_ROW_BYTES = ITEM_LIMIT_BYTES - ROW_GROWTH_BYTES
+# The items one creating transaction may carry: DynamoDB's 4 MB less a margin for what the estimate
+# cannot see (item_size already counts high).
+_CREATE_TRANSACTION_BYTES = TRANSACTION_LIMIT_BYTES - 256 * 1024
+# A number of up to 38 digits, as item_size counts it: the bound of one counter of a counter shard.
+_COUNTER_VALUE_BYTES = 21
+
+
+@dataclass(frozen=True)
+class JobCreation:
+    job_id: str
+    created: list[str] = field(default_factory=list)
+    existing: list[str] = field(default_factory=list)
+    rejected: list[tuple[str, str]] = field(default_factory=list)
+
+
+def create_scrape_job(job_id: str, urls: Iterable[str]) -> JobCreation:
+    """Write one Pending scrape task per distinct normalised URL; running it again creates nothing twice.
+
+    Invalid URLs are returned in ``rejected`` with the reason instead of being written. A job id that is
+    not a valid string, or ``urls`` that is a single string or bytes rather than a collection, raises
+    ``InvalidJobInputError`` before anything is written.
+    """
+    validate_job_id(job_id)
+    validate_url_list(urls)
+    result = JobCreation(job_id=job_id)
+    wanted: dict[str, str] = {}
+    for raw in urls:
+        try:
+            url = normalise_url(raw)
+        except InvalidJobInputError as exc:  # outcome: returned in JobCreation.rejected
+            result.rejected.append((str(raw), str(exc)))
+            continue
+        wanted.setdefault(scrape_task_id(job_id, url), url)
+    rows = [
+        (task_id, {"kind": Kind.SCRAPE.value, "url": url, "attempts": 0}) for task_id, url in wanted.items()
+    ]
+    _create_tasks(job_id, Kind.SCRAPE, rows, result)
+    return result
+
+
+def create_email_tasks(planned: Sequence[PlannedEmail]) -> JobCreation:
+    """Write one Pending email task per planned email of one campaign; a re-run creates nothing twice.
+
+    The campaign id is the tasks' ``job_id``, so the job's counter shards count the campaign's tasks
+    per status. Task ids derive from campaign, recipient and step (``email_task.email_task_id``): an
+    email planned twice, in one call or two, is written once and reported in ``existing``. Emails of
+    more than one campaign, or an invalid campaign id, raise ``InvalidJobInputError`` before anything is
+    written, and so does a row over ``MAX_ROW_BYTES`` (``ItemTooLargeError``, naming its task; see
+    ``email_row_size``).
+    """
+    campaigns = {email.campaign_id for email in planned}
+    if len(campaigns) > 1:
+        raise InvalidJobInputError(
+            f"emails of one campaign expected, got {len(campaigns)}: {sorted(campaigns)}"
+        )
+    if not campaigns:
+        raise InvalidJobInputError("no emails planned")
+    (campaign_id,) = campaigns
+    validate_job_id(campaign_id)
+    wanted: dict[str, dict[str, Any]] = {}
+    for email in planned:
+        wanted.setdefault(email.task_id, _email_row(email))
+    result = JobCreation(job_id=campaign_id)
+    _create_tasks(campaign_id, Kind.EMAIL, list(wanted.items()), result)
+    return result
+
+
+def _email_row(email: PlannedEmail) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "kind": Kind.EMAIL.value,
+        "attempts": 0,
+        "step": email.step,
+        "recipient": email.message.to,
+        "send_at": utc_iso(email.send_at),
+        "timezone": email.timezone,
+        "schedule_name": email.schedule_name,
+        "message": email.message.to_item(),
+    }
+    if email.max_per_minute is not None:
+        row["max_per_minute"] = email.max_per_minute
+    return row
+
+
+def email_row_size(email: PlannedEmail) -> int:
+    """The size DynamoDB counts (``item_size``) of the task row ``create_email_tasks`` writes for
+    ``email``; a row over ``MAX_ROW_BYTES`` is refused."""
+    item = _new_item(email.campaign_id, Kind.EMAIL, email.task_id, _email_row(email), clock.iso())
+    return item_size(to_avs(item))
+
+
+def _new_item(job_id: str, kind: Kind, task_id: str, fields: Mapping[str, Any], now: str) -> dict[str, Any]:
+    """The Pending row a creating transaction puts."""
+    return {
+        **fields,
+        "task_id": task_id,
+        "job_id": job_id,
+        "status": Status.PENDING.value,
+        "created_at": now,
+        "updated_at": now,
+        "open_key": open_key(kind.value, Status.PENDING),
+    }
+
+
+def _counter_item_bound(job_id: str) -> int:
+    """The most a counter shard of ``job_id`` can weigh: its keys and a 38-digit count per status."""
+    keys = {"task_id": counter_key(job_id, COUNTER_SHARDS - 1), "job_id": job_id, "kind": "job_counter"}
+    counts = sum(len(status.value.encode()) + _COUNTER_VALUE_BYTES for status in Status)
+    return item_size(to_avs(keys)) + counts
+
+
+_Row = tuple[str, Mapping[str, Any]]
+
+
+def _transactions(job_id: str, rows: Sequence[tuple[_Row, int]]) -> Iterator[list[_Row]]:
+    """The rows (each with its size) in order, cut into transactions DynamoDB accepts: at most
+    ``TRANSACTION_ACTION_LIMIT`` actions (the Put of every row and the Update of every counter shard
+    the rows count in) whose items come to at most ``_CREATE_TRANSACTION_BYTES``."""
+    counter_bytes = _counter_item_bound(job_id)
+    chunk: list[_Row] = []
+    shards: set[int] = set()
+    size = 0
+    for row, row_size in rows:
+        with_row = shards | {counter_shard(row[0])}
+        actions = len(chunk) + 1 + len(with_row)
+        total = size + row_size + counter_bytes * len(with_row)
+        if chunk and (actions > TRANSACTION_ACTION_LIMIT or total > _CREATE_TRANSACTION_BYTES):
+            yield chunk
+            chunk, size, with_row = [], 0, {counter_shard(row[0])}
+        chunk.append(row)
+        shards = with_row
+        size += row_size
+    if chunk:
+        yield chunk
+
+
+def _create_tasks(job_id: str, kind: Kind, rows: Sequence[_Row], result: JobCreation) -> None:
+    """Every row sized first (``ItemTooLargeError`` before anything is written), then written in the
+    transactions ``_transactions`` cuts."""
+    now = clock.iso()
+    sized: list[tuple[_Row, int]] = []
+    for task_id, fields in rows:
+        size = item_size(to_avs(_new_item(job_id, kind, task_id, fields, now)))
+        if size > MAX_ROW_BYTES:
+            raise ItemTooLargeError(task_id, size, MAX_ROW_BYTES)
+        sized.append(((task_id, fields), size))
+    for chunk in _transactions(job_id, sized):
+        _create_chunk(job_id, kind, chunk, result)
+
+
+def _create_chunk(job_id: str, kind: Kind, chunk: Sequence[_Row], result: JobCreation) -> None:
+    """Put the chunk's rows (each only if absent) and count them, in one transaction; rows that exist
+    already are reported in ``result.existing`` and the rest written again without them."""
+    table = config.tasks_table()
+    remaining = list(chunk)
+    while remaining:
+        now = clock.iso()
+        actions: list[TransactWriteItemTypeDef] = []
+        per_shard: dict[int, int] = {}
+        for task_id, fields in remaining:
+            item = _new_item(job_id, kind, task_id, fields, now)
+            actions.append(
+                {
+                    "Put": {
+                        "TableName": table,
+                        "Item": to_avs(item),
+                        "ConditionExpression": "attribute_not_exists(task_id)",
+                    }
+                }
+            )
+            shard = counter_shard(task_id)
+            per_shard[shard] = per_shard.get(shard, 0) + 1
+        for shard, count in sorted(per_shard.items()):
+            actions.append(counter_update(table, job_id, shard, {Status.PENDING: count}))
+        try:
+            clients.dynamodb().transact_write_items(TransactItems=actions)
+        except ClientError as exc:
+            if not is_condition_failure(exc):
+                raise
+            codes = cancellation_codes(exc)
+            exists = {remaining[i][0] for i, code in enumerate(codes[: len(remaining)]) if code != "None"}
+            if not exists:
+                raise
+            result.existing.extend(sorted(exists))
+            remaining = [pair for pair in remaining if pair[0] not in exists]
+            continue
+        result.created.extend(task_id for task_id, _ in remaining)
+        remaining = []

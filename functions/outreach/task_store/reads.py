@@ -1,0 +1,118 @@
+"""Reading tasks: one by id, the one a message names, and the open ones through the sparse index.
+
+Open tasks (Pending, Running) carry ``open_key`` = ``<kind>#<status>``, the partition key of the sparse
+``open-tasks`` index, with ``updated_at`` as its sort key. Terminal transitions remove it, so the index
+holds only work that may still need healing and reconcilers query it instead of scanning the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from outreach import clients, config
+from outreach.email_task import email_task_id
+from outreach.errors import UnreadableMessageError
+from outreach.task_model import OPEN, Kind, MalformedTask, Status, Task, open_key
+from outreach.task_store.items import IndexRead, from_item, rows, to_av, to_avs
+
+OPEN_TASKS_INDEX = "open-tasks"
+
+# Why a message naming a task of another kind cannot be handled (the handlers park it, the DLQ alarms).
+_NOT_OF_KIND = {Kind.SCRAPE: "not_a_scrape_task", Kind.EMAIL: "not_an_email_task"}
+
+
+def get_task(task_id: str) -> Task | None:
+    """Read a task with a strongly consistent read; ``None`` if there is no such row."""
+    response = clients.dynamodb().get_item(
+        TableName=config.tasks_table(), Key={"task_id": to_av(task_id)}, ConsistentRead=True
+    )
+    item = response.get("Item")
+    if item is None:
+        return None
+    return Task.from_item(from_item(item))
+
+
+def load_task(task_id: str, kind: Kind) -> Task:
+    """The task a message names, of ``kind``; ``UnreadableMessageError`` naming why it cannot be handled.
+
+    An email task must carry its rendered message. A throttled or failed read raises the SDK's error,
+    for the retry machinery.
+    """
+    if not task_id.startswith(f"{kind.value}#"):
+        # Never read: each role may read only its own kind's rows (dynamodb:LeadingKeys).
+        raise UnreadableMessageError(_NOT_OF_KIND[kind])
+    try:
+        task = get_task(task_id)
+    except ValueError as exc:
+        raise UnreadableMessageError("malformed_task_row") from exc
+    if task is None:
+        raise UnreadableMessageError("unknown_task")
+    if task.kind != kind.value or (kind is Kind.EMAIL and task.email is None):
+        raise UnreadableMessageError(_NOT_OF_KIND[kind])
+    return task
+
+
+def open_index_rows(
+    kind: Kind,
+    status: Status,
+    *,
+    updated: str = "",
+    values: Mapping[str, Any] | None = None,
+    filter_expression: str = "",
+    page_size: int | None = None,
+    cost: IndexRead | None = None,
+) -> Iterator[dict[str, Any]]:
+    """The rows of the ``open-tasks`` index under one kind and open status, oldest first, lazily.
+
+    ``updated`` is a condition on ``updated_at`` for the key (``updated_at < :before``),
+    ``filter_expression`` a filter on the rows read; ``values`` binds what either names.
+    """
+    if status not in OPEN:
+        raise ValueError(f"only open statuses are indexed, not {status}")
+    request: dict[str, Any] = {
+        "IndexName": OPEN_TASKS_INDEX,
+        "KeyConditionExpression": "open_key = :key" + (f" AND {updated}" if updated else ""),
+        "ExpressionAttributeValues": to_avs({":key": open_key(kind.value, status), **(values or {})}),
+        "ScanIndexForward": True,
+    }
+    if filter_expression:
+        request["FilterExpression"] = filter_expression
+    if page_size is not None:
+        request["Limit"] = page_size
+    yield from rows("query", request, cost=cost)
+
+
+def open_tasks(
+    kind: Kind,
+    status: Status,
+    updated_before: str,
+    *,
+    page_size: int = 100,
+    cost: IndexRead | None = None,
+) -> Iterator[Task | MalformedTask]:
+    """Open tasks of one kind and status last changed before ``updated_before``, oldest first.
+
+    Pages through the sparse ``open-tasks`` index (never the table), one Query per page, lazily: a
+    caller that stops early reads no further page. ``cost`` accumulates what was read. A row that is
+    not a valid task comes as a ``MalformedTask`` in its place, so one bad row stops nothing behind it.
+    """
+    found = open_index_rows(
+        kind,
+        status,
+        updated="updated_at < :before",
+        values={":before": updated_before},
+        page_size=page_size,
+        cost=cost,
+    )
+    for row in found:
+        try:
+            yield Task.from_item(row)
+        except ValueError as exc:  # outcome: yielded as a MalformedTask, the caller settles it
+            yield MalformedTask.of(row, str(exc))
+
+
+def email_tasks_of(campaign_id: str, recipient: str, steps: Iterable[int]) -> list[Task]:
+    """The campaign's tasks for ``recipient`` at ``steps`` that exist (strongly consistent reads)."""
+    found = (get_task(email_task_id(campaign_id, recipient, step)) for step in steps)
+    return [task for task in found if task is not None]

@@ -1,0 +1,273 @@
+"""The verbs that change a task, each applying its rule of ``rules.RULES`` as one conditional write.
+
+A status change runs in one TransactWriteItems together with the job's counter shard, so a duplicate
+delivery whose condition fails changes neither. A rule that keeps the status is a single conditional
+update. A write refused for its condition raises ``TransitionRejectedError``: someone else moved the
+task first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+from botocore.exceptions import ClientError
+
+from outreach import clients, clock, config
+from outreach.errors import TaskNotFoundError, TransitionRejectedError
+from outreach.task_model import ALLOWED_TRANSITIONS, MalformedTask, Status, Task, open_key
+from outreach.task_store.counters import counter_shard, counter_update
+from outreach.task_store.items import is_condition_failure, to_av, to_avs
+from outreach.task_store.reads import get_task
+from outreach.task_store.rules import MAY_HAVE_BEEN_SENT, RULES, Holder, Rule, bound_values, holder_condition
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
+
+TERMINAL_RETENTION_SECONDS = 90 * 24 * 3600
+LAST_ERROR_CHARS = 500
+FAILURE_REASON_CHARS = 1000
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """What the caller read of the row: what the write's condition holds it to."""
+
+    task_id: str
+    kind: str
+    job_id: str | None
+    status: Status | None
+    updated_at: str | None
+    lease_owner: str | None
+
+    @classmethod
+    def of(cls, task: Task | MalformedTask) -> _Seen:
+        owner = task.lease.owner if isinstance(task, Task) and task.lease is not None else None
+        return cls(task.task_id, task.kind, task.job_id, task.status, task.updated_at, owner)
+
+
+def _refused(rule: Rule, seen: _Seen, status: Status) -> bool:
+    """Whether ``rule`` cannot apply to the row as read, so it is refused without a write."""
+    if rule.holder is Holder.LEASE_HOLDER and seen.lease_owner is None:
+        return True
+    if status not in rule.from_statuses:
+        return True
+    if rule.to is not None and not rule.override and rule.to not in ALLOWED_TRANSITIONS[status]:
+        return True
+    if rule.to is not None and rule.to is not status and seen.job_id is None:
+        return True  # cannot be counted
+    return seen.updated_at is None
+
+
+def apply(
+    rule: Rule, task: Task | MalformedTask, fields: Mapping[str, Any] | None = None, **values: Any
+) -> None:
+    """Run ``rule`` on ``task`` as read, setting ``fields`` (exactly the rule's ``sets``).
+
+    ``values`` binds what the holder condition names beyond what was read (``now``, ``message``,
+    ``receive``).
+    """
+    given = dict(fields or {})
+    if set(given) != set(rule.sets):
+        raise ValueError(f"{rule.verb} sets {sorted(rule.sets)}, got {sorted(given)}")
+    seen = _Seen.of(task)
+    status = seen.status
+    if status is None or _refused(rule, seen, status):
+        raise TransitionRejectedError(seen.task_id, rule.verb)
+    now = clock.iso()
+    set_values = {**given, **{name: now for name in rule.stamped}}
+    removals = list(rule.removes)
+    if rule.to is not None:
+        set_values["status"] = rule.to.value
+    set_values["updated_at"] = now
+    if rule.to is not None and rule.to.is_terminal:
+        set_values["expires_at"] = int(clock.now()) + TERMINAL_RETENTION_SECONDS
+        removals.append("open_key")
+    elif rule.to is not None:
+        set_values["open_key"] = open_key(seen.kind, rule.to)
+    names = {"#status": "status"}
+    bound: dict[str, Any] = {}
+    assignments = []
+    for i, (name, value) in enumerate(set_values.items()):
+        names[f"#s{i}"], bound[f":s{i}"] = name, value
+        assignments.append(f"#s{i} = :s{i}")
+    expression = "SET " + ", ".join(assignments)
+    if removals:
+        expression += " REMOVE " + ", ".join(removals)
+    if rule.adds:
+        names.update({f"#a{i}": name for i, name in enumerate(rule.adds)})
+        expression += " ADD " + ", ".join(f"#a{i} :one" for i in range(len(rule.adds)))
+        bound[":one"] = 1
+    held = holder_condition(rule.holder, status=status, kind=seen.kind)
+    available = {
+        ":owner": seen.lease_owner,
+        ":seen": seen.updated_at,
+        ":now": int(clock.now()),
+        ":kind": seen.kind,
+        ":unknown": MAY_HAVE_BEEN_SENT,
+        **{f":{name}": value for name, value in values.items()},
+    }
+    bound.update(bound_values(held, available))
+    bound[":expected"] = status.value
+    table = config.tasks_table()
+    update: dict[str, Any] = {
+        "TableName": table,
+        "Key": {"task_id": to_av(seen.task_id)},
+        "UpdateExpression": expression,
+        "ConditionExpression": f"#status = :expected AND ({held})",
+        "ExpressionAttributeNames": names,
+        "ExpressionAttributeValues": to_avs(bound),
+    }
+    try:
+        if rule.to is None:
+            clients.dynamodb().update_item(**update)
+            return
+        actions = [cast("TransactWriteItemTypeDef", {"Update": update})]
+        if rule.to is not status and seen.job_id is not None:
+            deltas = {status: -1, rule.to: 1}
+            actions.append(counter_update(table, seen.job_id, counter_shard(seen.task_id), deltas))
+        clients.dynamodb().transact_write_items(TransactItems=actions)
+    except ClientError as exc:
+        if is_condition_failure(exc):
+            raise TransitionRejectedError(seen.task_id, rule.verb) from exc
+        raise
+
+
+def _reread(task_id: str) -> Task:
+    refreshed = get_task(task_id)
+    if refreshed is None:
+        raise TaskNotFoundError(task_id)
+    return refreshed
+
+
+# ---- scrape tasks ---------------------------------------------------------------------------
+
+
+def claim(task: Task, *, message_id: str, receive_count: int, lease_seconds: int) -> Task:
+    """Move a task to Running for one delivery; only one live delivery can hold it.
+
+    A Pending task can be claimed once. A Running task can be claimed again when its lease has
+    expired (its worker crashed) or by a later receive of the same message (its worker recorded a
+    retry, ``record_retry``, or lost the claim on a retryable failure).
+    """
+    now = clock.now()
+    lease = {
+        "lease_owner": f"{message_id}#{receive_count}",
+        "lease_message": message_id,
+        "lease_receive": receive_count,
+        "lease_expires_at": int(now) + lease_seconds,
+        "attempts": task.attempts + 1,
+    }
+    apply(RULES["claim"], task, lease, now=int(now), message=message_id, receive=receive_count)
+    return _reread(task.task_id)
+
+
+def record_retry(task: Task, *, error: str) -> None:
+    """Record a retryable failure and end the lease at once; the task stays Running (holder only).
+
+    Staying Running, nothing re-dispatches it; with its lease expired rather than removed, the
+    message's next receive (or, if the message is lost, the reconciler) can claim it again at once.
+    ``error`` (reason and short detail of the failure) is kept as ``last_error``, so a task the
+    reconciler fails after its attempts, and any look at the DLQ, says why.
+    """
+    apply(RULES["record retry"], task, {"lease_expires_at": 0, "last_error": error[:LAST_ERROR_CHARS]})
+
+
+def finish(task: Task, *, result_key: str, summary: Mapping[str, Any]) -> None:
+    """Running -> Finished, only by the delivery holding the claim (``task`` as returned by claim)."""
+    apply(RULES["finish"], task, {"result_key": result_key, "summary": dict(summary)})
+
+
+def fail(task: Task, *, reason: str) -> None:
+    """Running -> Failed with a reason, only by the delivery holding the claim."""
+    apply(RULES["fail"], task, {"failure_reason": reason[:FAILURE_REASON_CHARS]})
+
+
+# ---- the reconcilers ------------------------------------------------------------------------
+
+
+def mark_redispatched(task: Task) -> None:
+    """Note that a Pending task's message is being sent again (reconciler), before it is sent.
+
+    The write is conditional on the task being unchanged since it was read, so of two overlapping
+    reconciler runs only one sends; the new ``updated_at`` keeps the next runs away until the
+    threshold has passed again. Status and counters do not change, and the stream filter ignores a
+    Pending -> Pending change, so the dispatcher sends nothing extra.
+    """
+    apply(RULES["mark redispatched"], task)
+
+
+def requeue_stuck(task: Task) -> None:
+    """Running -> Pending for a task whose worker and message are gone (reconciler).
+
+    Only if the task is unchanged since it was read and holds no live lease; the stream then
+    dispatches it again.
+    """
+    apply(RULES["requeue stuck"], task)
+
+
+def fail_after_attempts(task: Task, *, max_attempts: int) -> None:
+    """Running -> Failed (``abandoned``) for a task that used up its attempts (reconciler)."""
+    reason = f"abandoned: {task.attempts} of {max_attempts} attempts used"
+    if task.last_error:
+        reason += f"; last error {task.last_error}"
+    apply(RULES["fail after attempts"], task, {"failure_reason": reason[:FAILURE_REASON_CHARS]})
+
+
+def fail_stale(task: Task, *, reason: str) -> None:
+    """Pending or Running -> Failed with ``reason`` (the email reconciler: ``too_late``,
+    ``delivery_unknown``), only if nobody changed the task since it was read and no lease is live."""
+    apply(RULES["fail stale"], task, {"failure_reason": reason[:FAILURE_REASON_CHARS]})
+
+
+def fail_malformed(row: MalformedTask) -> None:
+    """An open row that is not a valid task -> ``Failed`` (``malformed_task_row: <field>: <why>``).
+
+    Conditional on the status and ``updated_at`` that were read, with the counter move, so a row
+    changed meanwhile is left as it is (``TransitionRejectedError``). A row whose status or job cannot be
+    read cannot be counted and raises ``TransitionRejectedError`` without a write.
+    """
+    reason = f"malformed_task_row: {row.problem}"[:LAST_ERROR_CHARS]
+    apply(RULES["fail malformed"], row, {"failure_reason": reason})
+
+
+# ---- email tasks ----------------------------------------------------------------------------
+# An email is the one side effect that must happen at most once, so an email task is claimed only from
+# Pending: a Running email task may have been sent already and is never claimed again (the email
+# reconciler moves it to Failed ``delivery_unknown`` once its lease has run out).
+
+
+def claim_email(task: Task, *, owner: str, lease_seconds: int) -> Task:
+    """Pending -> Running for one invocation of the email worker, before anything is sent.
+
+    Of any number of concurrent or repeated invocations exactly one claim succeeds; the others get
+    ``TransitionRejectedError`` and must not send.
+    """
+    lease = {
+        "lease_owner": owner,
+        "lease_expires_at": int(clock.now()) + lease_seconds,
+        "attempts": task.attempts + 1,
+    }
+    apply(RULES["claim email"], task, lease)
+    return _reread(task.task_id)
+
+
+def finish_email(task: Task, *, ses_message_id: str) -> None:
+    """Running -> Finished with SES's message id, only by the invocation holding the claim."""
+    apply(RULES["finish email"], task, {"ses_message_id": ses_message_id})
+
+
+def return_email_to_pending(task: Task, *, error: str) -> None:
+    """Running -> Pending after a transient failure before anything was sent (holder only).
+
+    The retry (Lambda's async retry, or the schedule's) then claims it again; ``error`` is kept as
+    ``last_error``.
+    """
+    apply(RULES["return email to pending"], task, {"last_error": error[:LAST_ERROR_CHARS]})
+
+
+def skip_email(task: Task, *, reason: str) -> None:
+    """Running -> Cancelled for a claimed follow-up that must not go out (bounce, complaint,
+    suppression), holder only; ``reason`` says which."""
+    apply(RULES["skip email"], task, {"failure_reason": reason[:FAILURE_REASON_CHARS]})

@@ -1,0 +1,162 @@
+"""``campaign schedule``: plan every step for every recipient, then write the tasks and their schedules.
+
+``schedule`` writes one Pending email task per recipient and step (``task_store.create_email_tasks``)
+and one EventBridge Scheduler one-time schedule per task (``email_schedules.ensure_schedule``), and
+records the campaign as a job (``task_store.record_job``; the campaign id is the tasks' ``job_id``).
+Task ids and schedule names derive from campaign, recipient and step, so running it again creates
+nothing twice; a task that already exists keeps the send time it was written with. Before anything is
+written (and in a dry run) the plan is held against the account's SES sending quota (``quota``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from outreach import clock, errors, task_store
+from outreach.email_schedules import ScheduleTarget
+from outreach.email_task import PlannedEmail
+from outreach.task_model import Kind
+from outreach_operator.campaigns.campaign_file import Campaign, CampaignFileError, SendWindow, load_campaign
+from outreach_operator.campaigns.planning import plan_campaign
+from outreach_operator.campaigns.ses_identity import identity_covers
+from outreach_operator.cli.campaigns.quota import check_quota
+from outreach_operator.cli.campaigns.recipient_sources import from_csv, from_job
+from outreach_operator.cli.campaigns.schedule_view import render_rejected, render_scheduled
+from outreach_operator.cli.campaigns.writing import write_plan
+from outreach_operator.cli.confirm import confirm_change
+from outreach_operator.cli.jobs.create import existing_task_ids
+from outreach_operator.cli.operator import operator_name
+from outreach_operator.cli.output import BadInput, Session
+
+
+def schedule_campaign(
+    s: Session,
+    campaign_path: Path,
+    recipients_path: Path | None,
+    from_job_id: str | None,
+    start: str | None,
+    skip_invalid: bool,
+    operator: str | None,
+    dry_run: bool,
+) -> None:
+    """The campaign planned for its recipients and checked; unless ``dry_run``, recorded and written."""
+    if (recipients_path is None) == (from_job_id is None):
+        raise BadInput("give exactly one of --recipients FILE or --from-job ID")
+    chosen = _load(campaign_path)
+    _check_sender(s, chosen)
+    first = _start(start, chosen.window)
+    if recipients_path is not None:
+        recipients, source = from_csv(recipients_path)
+    else:
+        s.targets.require("tasks_table", "--table")
+        recipients, source = from_job(s, str(from_job_id))
+    plan = plan_campaign(chosen, recipients.valid, first)
+    rejected = [row.as_dict() for row in [*recipients.rejected, *plan.rejected]]
+    report: dict[str, Any] = {
+        "campaign_id": chosen.campaign_id,
+        "campaign": str(campaign_path),
+        "recipients": source,
+        "start": first.isoformat(),
+        "recipients_scheduled": len(plan.emails) // len(chosen.steps),
+        "emails": len(plan.emails),
+        "rejected": rejected,
+        "timezone": chosen.window.timezone,
+        "plan": plan_by_day(plan.emails, chosen.window),
+        "dry_run": dry_run,
+    }
+    if rejected and not skip_invalid:
+        s.emit({**report, "written": 0}, lambda c: render_rejected(c, rejected))
+        raise BadInput(
+            f"{len(rejected)} rows cannot be scheduled; nothing written (fix them or --skip-invalid)"
+        )
+    if not plan.emails:
+        raise BadInput("no recipient to schedule")
+    if dry_run:
+        report["ses_quota"] = check_quota(chosen, plan, dry_run=True)
+        if s.targets.tasks_table:
+            try:
+                task_store.check_job_kind(chosen.campaign_id, Kind.EMAIL)
+            except errors.JobKindConflictError as exc:
+                raise BadInput(f"{exc}; nothing written") from exc
+            existing = existing_task_ids([email.task_id for email in plan.emails])
+            report.update(would_create=len(plan.emails) - len(existing), existing=len(existing))
+    else:
+        s.targets.require("tasks_table", "--table")
+        target = schedule_target(s)
+        report["ses_quota"] = check_quota(chosen, plan, dry_run=False)
+        campaign_source = (
+            f"{campaign_path.name} sha256:{hashlib.sha256(campaign_path.read_bytes()).hexdigest()}"
+        )
+        confirm_change(s, f"schedule {len(plan.emails):,} emails of campaign {chosen.campaign_id}")
+        try:
+            task_store.record_job(
+                chosen.campaign_id,
+                kind=Kind.EMAIL,
+                source=f"{campaign_source}; recipients {source}",
+                tasks=len(plan.emails),
+                created_by=operator_name(operator),
+            )
+        except errors.JobKindConflictError as exc:
+            raise BadInput(str(exc)) from exc
+        report.update(write_plan(s, plan, target))
+    s.emit(report, lambda c: render_scheduled(c, report))
+
+
+def schedule_target(s: Session) -> ScheduleTarget:
+    """Where the schedules go and what they invoke, from the root's email outputs or the flags."""
+    t = s.targets
+    return ScheduleTarget(
+        group=t.require("email_schedule_group", "--email-schedule-group"),
+        worker_arn=t.require("email_worker_arn", "--email-worker-arn"),
+        role_arn=t.require("email_scheduler_role_arn", "--email-scheduler-role-arn"),
+        dlq_arn=t.require("email_dlq_arn", "--email-dlq-arn"),
+    )
+
+
+def plan_by_day(emails: Sequence[PlannedEmail], window: SendWindow) -> list[dict[str, Any]]:
+    """Emails per local day (in the window's zone) and step, with the first and last send time."""
+    groups: dict[tuple[str, int], list[datetime]] = {}
+    for email in emails:
+        local = email.send_at.astimezone(window.zone)
+        groups.setdefault((local.date().isoformat(), email.step), []).append(local)
+    return [
+        {
+            "day": day,
+            "step": step,
+            "emails": len(times),
+            "first": min(times).strftime("%H:%M:%S"),
+            "last": max(times).strftime("%H:%M:%S"),
+        }
+        for (day, step), times in sorted(groups.items())
+    ]
+
+
+def _load(path: Path) -> Campaign:
+    try:
+        return load_campaign(path)
+    except CampaignFileError as exc:
+        raise BadInput(str(exc)) from exc
+
+
+def _start(value: str | None, window: SendWindow) -> datetime:
+    """``--start`` (ISO-8601; without an offset, a time in the window's zone), else now."""
+    if value is None:
+        return datetime.fromtimestamp(clock.now(), UTC)
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise BadInput(f"--start: not an ISO-8601 time: {value!r}") from exc
+    chosen = parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=window.zone)
+    if chosen.timestamp() < clock.now() - 60:
+        raise BadInput(f"--start {value} is in the past: give a time from now on, or leave it out")
+    return chosen
+
+
+def _check_sender(s: Session, chosen: Campaign) -> None:
+    identity = s.targets.email_sender_identity
+    if identity and not identity_covers(identity, chosen.sender):
+        raise BadInput(f"sender {chosen.sender!r} is not covered by the SES identity {identity!r}")

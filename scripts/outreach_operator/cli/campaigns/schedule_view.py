@@ -1,0 +1,57 @@
+"""How ``campaign schedule`` looks to a person: rejected rows, the plan per day and step, the quota."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+
+from outreach_operator.cli.output import table
+
+
+def render_rejected(console: Console, rejected: list[dict[str, Any]]) -> None:
+    console.print(
+        table(
+            f"{len(rejected)} rows not scheduled",
+            ["row", "source", "value", "reason"],
+            [[r["row"], r["source"], r["value"], r["reason"]] for r in rejected],
+        )
+    )
+
+
+def render_scheduled(console: Console, report: dict[str, Any]) -> None:
+    if report["rejected"]:
+        render_rejected(console, report["rejected"])
+    console.print(
+        table(
+            f"campaign {report['campaign_id']}: {report['emails']:,} emails to "
+            f"{report['recipients_scheduled']:,} recipients (times in {report['timezone']})",
+            ["day", "step", "emails", "first", "last"],
+            [[r["day"], r["step"], r["emails"], r["first"], r["last"]] for r in report["plan"]],
+        )
+    )
+    _render_quota(console, report["ses_quota"])
+    if report["dry_run"]:
+        known = "" if "existing" not in report else f" ({report['existing']:,} tasks already exist)"
+        console.print(f"dry run: nothing written{known}")
+        return
+    console.print(
+        f"tasks: {report['created']:,} created, {report['existing']:,} already there; schedules: "
+        f"{report['schedules_created']:,} created, {report['schedules_existing']:,} already there, "
+        f"{report['not_pending']:,} tasks no longer pending"
+    )
+
+
+def _render_quota(console: Console, quota: dict[str, Any]) -> None:
+    if not quota["checked"]:
+        console.print(f"SES {quota['reason']}")
+        return
+    daily = (
+        "no 24-hour limit" if quota["max_24_hour_send"] < 0 else f"{quota['max_24_hour_send']:,.0f} per 24 h"
+    )
+    busiest = quota["busiest_24_hours"]
+    console.print(
+        f"SES quota in {quota['region']}: {quota['max_send_rate']:.1f}/s, {daily} "
+        f"({quota['sent_last_24_hours']:,.0f} sent in the last 24 h); the plan's busiest 24 h: "
+        f"{busiest['emails']:,} emails"
+    )

@@ -1,0 +1,97 @@
+"""Each function's settings come from the Terraform modules, and the functions need every one of them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from outreach import config
+from outreach.email_schedules import ScheduleTarget
+from outreach.errors import ConfigurationError
+from outreach.task_store import OPEN_TASKS_INDEX
+from outreach_dev import function_env, tasks_table_shape, terraform_hcl
+
+
+def _email_reconciler() -> None:
+    config.for_email_reconciler()
+    ScheduleTarget.from_env()
+
+
+# What each handler reads before it does any work.
+COLD_START: dict[str, Callable[[], object]] = {
+    "dispatcher": config.for_dispatcher,
+    "scraper": config.for_scraper,
+    "scrape_reconciler": config.for_scrape_reconciler,
+    "email_worker": config.for_email_worker,
+    "email_reconciler": _email_reconciler,
+}
+
+
+def _terraform_environment(function: str) -> dict[str, str]:
+    """The function's environment as Terraform sets it: its settings, and a name for each resource."""
+    settings = function_env.settings(function)
+    return {name: settings.get(name, f"resource-{name.lower()}") for name in function_env.variables(function)}
+
+
+def test_the_index_the_core_queries_is_the_one_the_module_declares() -> None:
+    assert tasks_table_shape.index_names() == [OPEN_TASKS_INDEX]
+    outputs = terraform_hcl.named(
+        terraform_hcl.load_module(terraform_hcl.module_dir("tasks-table")), "output"
+    )
+    assert (
+        tasks_table_shape.table_definition()["GlobalSecondaryIndexes"][0]["IndexName"]
+        == (
+            terraform_hcl.named(terraform_hcl.load_module(terraform_hcl.module_dir("tasks-table")), "locals")[
+                terraform_hcl.strip(outputs["open_tasks_index_name"]["value"]).removeprefix("local.")
+            ]
+        )
+    )
+
+
+@pytest.mark.parametrize("function", sorted(COLD_START))
+def test_terraform_sets_every_variable_a_function_reads(
+    function: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in {n for f in function_env.FUNCTIONS for n in function_env.variables(f)}:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in _terraform_environment(function).items():
+        monkeypatch.setenv(name, value)
+    COLD_START[function]()
+
+
+@pytest.mark.parametrize(
+    ("function", "variable"),
+    sorted((f, v) for f in COLD_START for v in function_env.variables(f)),
+)
+def test_a_missing_variable_fails_the_function_at_its_start_naming_it(
+    function: str, variable: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in _terraform_environment(function).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv(variable)
+    with pytest.raises(ConfigurationError, match=variable):
+        COLD_START[function]()
+
+
+def test_the_settings_are_the_modules_defaults() -> None:
+    scraper = function_env.settings("scraper")
+    queue = terraform_hcl.variable_defaults(terraform_hcl.module_dir("scrape-pipeline"))
+    assert scraper["RETRY_SCHEDULE_SECONDS"] == ",".join(
+        str(d) for d in queue["scraper"]["retry_schedule_seconds"]
+    )
+    lease = terraform_hcl.variable_defaults(terraform_hcl.module_dir("tasks-table"))[
+        "claim_lease_margin_seconds"
+    ]
+    assert (
+        scraper["CLAIM_LEASE_MARGIN_SECONDS"]
+        == function_env.settings("email_worker")["CLAIM_LEASE_MARGIN_SECONDS"]
+        == str(lease)
+    )
+    # The scrape reconciler's thresholds are Terraform's arithmetic over those defaults.
+    reconciler = function_env.settings("scrape_reconciler")
+    assert int(reconciler["RECONCILE_RUNNING_AFTER_SECONDS"]) == (
+        max(queue["queue"]["visibility_timeout_seconds"], *queue["scraper"]["retry_schedule_seconds"])
+        + queue["scraper"]["timeout_seconds"]
+        + lease
+    )
