@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from typing import Any, Final
 
 import boto3
 
-from outreach_dev import function_env, tasks_table_shape
+from outreach_dev import tasks_table_shape
+from outreach_dev.pipeline_resources import PipelineResources, create_pipeline_resources
 
 REGION: Final = "eu-central-1"
 
 
-@dataclass(frozen=True)
-class Resources:
-    table: str
-    stream_arn: str
-    queue_url: str
-    dlq_url: str
-    bucket: str
+Resources = PipelineResources
 
 
 def create_tasks_table(name: str) -> str:
@@ -27,29 +20,7 @@ def create_tasks_table(name: str) -> str:
 
 
 def create_resources(prefix: str = "outreach-test") -> Resources:
-    stream_arn = create_tasks_table(f"{prefix}-tasks")
-    sqs = boto3.client("sqs", region_name=REGION)
-    dlq_url = sqs.create_queue(QueueName=f"{prefix}-scrape-dlq")["QueueUrl"]
-    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"][
-        "QueueArn"
-    ]
-    queue = function_env.scrape_queue_attributes()
-    queue_url = sqs.create_queue(
-        QueueName=f"{prefix}-scrape",
-        Attributes={
-            "VisibilityTimeout": queue["VisibilityTimeout"],
-            "RedrivePolicy": json.dumps(
-                {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": queue["maxReceiveCount"]}
-            ),
-        },
-    )["QueueUrl"]
-    bucket = f"{prefix}-results"
-    boto3.client("s3", region_name=REGION).create_bucket(
-        Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": REGION}
-    )
-    return Resources(
-        table=f"{prefix}-tasks", stream_arn=stream_arn, queue_url=queue_url, dlq_url=dlq_url, bucket=bucket
-    )
+    return create_pipeline_resources(prefix, REGION)
 
 
 def receive_all(queue_url: str, *, wait: int = 0) -> list[dict[str, Any]]:

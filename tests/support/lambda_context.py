@@ -1,19 +1,13 @@
-"""A Lambda context for handler tests."""
+"""A Lambda context for handler tests: the benchmarks' in-process context under the test function's name."""
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from outreach_dev.bench.lambda_context import BenchContext
 
 
 @dataclass
-class FakeContext:
+class FakeContext(BenchContext):
     function_name: str = "outreach-test"
-    memory_limit_in_mb: int = 1536
     invoked_function_arn: str = "arn:aws:lambda:eu-central-1:123456789012:function:outreach-test"
-    aws_request_id: str = "00000000-0000-0000-0000-000000000000"
-    timeout_seconds: float = 420.0
-    started: float = field(default_factory=time.monotonic)
-
-    def get_remaining_time_in_millis(self) -> int:
-        return int(max(0.0, self.timeout_seconds - (time.monotonic() - self.started)) * 1000)

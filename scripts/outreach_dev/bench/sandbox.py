@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -25,7 +24,7 @@ from embedded_aws.sqs_queue_scans import scan_queues_with_one_clock_read
 from outreach import clients, clock
 from outreach_dev import function_env
 from outreach_dev.bench import call_counter
-from outreach_dev.tasks_table_shape import create_tasks_table
+from outreach_dev.pipeline_resources import create_pipeline_resources
 
 REGION: Final = "eu-central-1"
 ACCOUNT: Final = "123456789012"
@@ -105,28 +104,8 @@ def _as_event_record(record: dict[str, Any]) -> dict[str, Any]:
 
 def _create(prefix: str) -> Sandbox:
     """The tasks table with its ``open-tasks`` index and stream, the scrape queue with its DLQ, the bucket."""
-    table = f"{prefix}-tasks"
-    stream_arn = create_tasks_table(table, REGION)
-    sqs = boto3.client("sqs", region_name=REGION)
-    dlq_url = sqs.create_queue(QueueName=f"{prefix}-scrape-dlq")["QueueUrl"]
-    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"][
-        "QueueArn"
-    ]
-    queue = function_env.scrape_queue_attributes()
-    queue_url = sqs.create_queue(
-        QueueName=f"{prefix}-scrape",
-        Attributes={
-            "VisibilityTimeout": queue["VisibilityTimeout"],
-            "RedrivePolicy": json.dumps(
-                {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": queue["maxReceiveCount"]}
-            ),
-        },
-    )["QueueUrl"]
-    bucket = f"{prefix}-results"
-    boto3.client("s3", region_name=REGION).create_bucket(
-        Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": REGION}
-    )
-    return Sandbox(table, str(stream_arn), queue_url, dlq_url, bucket)
+    made = create_pipeline_resources(prefix, REGION)
+    return Sandbox(made.table, made.stream_arn, made.queue_url, made.dlq_url, made.bucket)
 
 
 @contextlib.contextmanager
