@@ -193,8 +193,11 @@ def lab(endpoint: str, clock: VirtualClock, tmp_path: Path) -> Lab:
     return Lab(endpoint, tmp_path)
 
 
-def wait_for(condition: Callable[[], bool], timeout: float = 20.0, interval: float = 0.05) -> None:
-    """Poll ``condition`` on the wall clock; fail the test if it never holds."""
+def wait_for(condition: Callable[[], bool], timeout: float = 60.0, interval: float = 0.05) -> None:
+    """Poll ``condition`` on the wall clock; fail the test if it never holds.
+
+    The deadline is generous (a loaded 2-core machine runs the pollers many times slower): a condition
+    that holds returns at once, so only a test that is failing anyway waits it out."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():

@@ -120,11 +120,12 @@ def test_a_reserved_concurrency_change_during_a_run_is_seen_within_a_tick(
 def test_reserved_concurrency_zero_stops_the_sqs_mapping_and_the_messages_stay_in_the_queue(
     lab: Lab, quick_runtime: FunctionRuntime, clock: VirtualClock, gate: Gate, stoppers: list[Any]
 ) -> None:
-    # GIVEN a function with reserved concurrency 0, its queue (30 s visibility, DLQ after 5 receives)
+    # GIVEN a function with reserved concurrency 0, its queue (30 s visibility, DLQ after 100 receives:
+    # throttled receives count, so a loaded machine that looks late must not find them dead-lettered)
     # holding 3 messages, and a mapping on it
     gate.open()
     fn = held_function(lab, "paused", gate, reserved=0)
-    url, arn, dlq_url = lab.queue("paused", visibility=30, dlq_after=5)
+    url, arn, dlq_url = lab.queue("paused", visibility=30, dlq_after=100)
     _send(lab, url, 3)
     poller = _sqs_poller(
         lab,
