@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -60,15 +59,15 @@ class RefusedEntry:
 class StalledSend:
     """A SendMessageBatch carrying ``marker`` hangs until its caller's timeout has passed.
 
-    The hang is made on the virtual clock: the call jumps it by ``jump_seconds`` (more than the
-    caller's function timeout), holds the connection ``hold_real_seconds`` so the runtime sees the
-    deadline pass and ends the invocation with Sandbox.Timedout, then reports every entry failed.
+    The call holds its connection for ``hold_seconds`` of virtual time (more than the caller's
+    function timeout), so the runtime sees that invocation's deadline pass and ends it with
+    Sandbox.Timedout, then reports every entry failed. The clock is not moved: every other invocation
+    in flight keeps its own deadline.
     """
 
     marker: str
     clock: VirtualClock
-    jump_seconds: float
-    hold_real_seconds: float = 0.5
+    hold_seconds: float
     fired: int = 0
 
 
@@ -149,8 +148,8 @@ class Faults:
             self.entry_refusals.append(rule)
         return rule
 
-    def stall_send(self, marker: str, clock: VirtualClock, jump_seconds: float) -> StalledSend:
-        rule = StalledSend(marker, clock, jump_seconds)
+    def stall_send(self, marker: str, clock: VirtualClock, hold_seconds: float) -> StalledSend:
+        rule = StalledSend(marker, clock, hold_seconds)
         with self._lock:
             self.stalls.append(rule)
         return rule
@@ -217,8 +216,7 @@ class Faults:
                         return outage.code
         if stall is None:
             return None
-        stall.clock.advance(stall.jump_seconds)
-        time.sleep(stall.hold_real_seconds)
+        stall.clock.sleep(stall.hold_seconds)
         return "InternalError"
 
     def _refused_entries(self, entries: dict[str, dict[str, Any]]) -> dict[str, str]:

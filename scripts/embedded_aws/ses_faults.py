@@ -7,10 +7,11 @@ moto's SES v2 accepts every SendEmail, at any rate and in any number, and always
 - ``throttle(recipients, times)``: the first ``times`` SendEmail calls to each recipient answer
   ``TooManyRequestsException`` (HTTP 429), as SES does above the account's sending rate
   (https://docs.aws.amazon.com/ses/latest/dg/manage-sending-quotas-errors.html); nothing is sent.
-- ``die_after_send(recipients, clock, jump_seconds)``: the email is accepted and recorded, then the
-  call holds its connection while the virtual clock jumps past the caller's function timeout, so the
-  runtime ends the invocation (``Sandbox.Timedout``) after SES took the email and before the worker
-  could record it.
+- ``die_after_send(recipients, clock, hold_seconds)``: the email is accepted and recorded, then the
+  call holds its connection, unanswered, for ``hold_seconds`` of virtual time (more than the caller's
+  function timeout), so the runtime ends that invocation (``Sandbox.Timedout``) after SES took the
+  email and before the worker could record it. The clock is not moved: every other invocation in
+  flight keeps its own deadline.
 - ``timeout_after_send(recipients, times=1)``: the first ``times`` SendEmail calls to each recipient
   are accepted and recorded (``ses_v2.sent_emails``), and then the caller hears nothing back. In-process
   (moto answering from botocore's ``before-send`` hook, as under ``mock_aws``) the handler raises
@@ -39,7 +40,6 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -93,8 +93,7 @@ class AccountRateThrottle:
 class DeathAfterSend:
     recipients: frozenset[str]
     clock: VirtualClock
-    jump_seconds: float
-    hold_real_seconds: float = 0.5
+    hold_seconds: float
     fired: int = 0
 
 
@@ -117,9 +116,9 @@ class SesFaults:
         return rule
 
     def die_after_send(
-        self, recipients: set[str] | frozenset[str], clock: VirtualClock, jump_seconds: float
+        self, recipients: set[str] | frozenset[str], clock: VirtualClock, hold_seconds: float
     ) -> DeathAfterSend:
-        rule = DeathAfterSend(frozenset(r.lower() for r in recipients), clock, jump_seconds)
+        rule = DeathAfterSend(frozenset(r.lower() for r in recipients), clock, hold_seconds)
         with self._lock:
             self.deaths.append(rule)
         return rule
@@ -228,8 +227,7 @@ def _wrap(original: Callable[..., Any]) -> Callable[..., Any]:
             return result
         death = faults.death(recipients)
         if death is not None:
-            death.clock.advance(death.jump_seconds)
-            time.sleep(death.hold_real_seconds)
+            death.clock.sleep(death.hold_seconds)
         return result
 
     return send_email

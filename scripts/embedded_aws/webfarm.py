@@ -14,7 +14,9 @@ the farm's seed, so a run is reproducible and the expected outcome of every site
 - ``binary``: the home page is a PDF.
 
 Any site can also be taken down for a while (``take_down``): it answers 503 until a moment on a
-given clock (the embedded AWS's virtual clock), as a site that is down for half an hour would.
+given clock (the embedded AWS's virtual clock), as a site that is down for half an hour would. And any
+site's pages can be held (``hold``): each request waits, unanswered, until ``release``, so a test can
+act while a scraper is known to be mid-fetch however slow the machine is.
 
 Hostile kinds (``hostile_copies`` sites of each, numbered after the generated ones, so adding them
 changes no other site's kind), each a way a site could crash, hang, exhaust or misdirect a scraper:
@@ -141,6 +143,7 @@ class WebFarm:
         self._thread: threading.Thread | None = None
         self._release = threading.Event()
         self._outages: dict[int, tuple[float, Callable[[], float]]] = {}
+        self._holds: dict[int, threading.Event] = {}
 
     # -- lifecycle -------------------------------------------------------------------------------
     def start(self) -> WebFarm:
@@ -157,6 +160,7 @@ class WebFarm:
 
     def stop(self) -> None:
         self._release.set()
+        self.release()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -191,6 +195,25 @@ class WebFarm:
         """Site ``number`` answers 503 to every request until ``clock()`` reaches ``until``."""
         with self._lock:
             self._outages[number] = (until, clock)
+
+    def hold(self, numbers: list[int]) -> None:
+        """Requests to these sites wait, unanswered, until ``release`` (or the farm stops)."""
+        with self._lock:
+            for number in numbers:
+                self._holds.setdefault(number, threading.Event())
+
+    def release(self) -> None:
+        """Answer every held request, and hold no site any more."""
+        with self._lock:
+            holds, self._holds = self._holds, {}
+        for event in holds.values():
+            event.set()
+
+    def wait_if_held(self, number: int) -> None:
+        with self._lock:
+            held = self._holds.get(number)
+        if held is not None:
+            held.wait()
 
     def is_down(self, number: int) -> bool:
         with self._lock:
@@ -337,6 +360,7 @@ class _SiteHandler(BaseHTTPRequestHandler):
             return
         site = farm.sites[int(match.group(1))]
         page = (match.group(2) or "/").strip("/")
+        farm.wait_if_held(site.number)
         if farm.is_down(site.number):
             self._send(503, "text/html", b"<h1>Down for maintenance</h1>", {})
             return

@@ -56,7 +56,7 @@ def test_a_poison_stream_record_is_isolated_by_bisect_alarmed_and_healed_by_the_
     sites = e2e.pool.take(batch_size)
     job_id = "e2e-poison"
     poison = e2e.task_id(job_id, sites[3])
-    stall = faults.stall_send(poison, e2e.stack.clock, jump_seconds=timeout + 1)
+    stall = faults.stall_send(poison, e2e.stack.clock, hold_seconds=timeout + 1)
     failures_before = set(e2e.stack.objects(e2e.failure_bucket))
     stats_before = e2e.stream_poller_stats()
     actions_before = e2e.reconciler_actions()

@@ -72,6 +72,15 @@ def _email_rows(e2e: E2E) -> dict[str, dict[str, Any]]:
     return {str(row["task_id"]): row for row in rows}
 
 
+def _not_finished(e2e: E2E) -> dict[str, tuple[str, str]]:
+    """Every email task that did not finish, with its status and failure reason (for a failed assert)."""
+    return {
+        task_id: (str(row["status"]), str(row.get("failure_reason", "")))
+        for task_id, row in _email_rows(e2e).items()
+        if row["status"] != "Finished"
+    }
+
+
 def test_a_two_step_campaign_sends_one_email_per_task_inside_its_window_under_throttling_and_a_crash(
     e2e: E2E,
 ) -> None:
@@ -93,7 +102,7 @@ def test_a_two_step_campaign_sends_one_email_per_task_inside_its_window_under_th
 
     with inject_ses() as faults:
         throttle = faults.throttle(throttled, times=1)
-        death = faults.die_after_send({crashed.message.to}, stack.clock, jump_seconds=90)
+        death = faults.die_after_send({crashed.message.to}, stack.clock, hold_seconds=90)
         with stack.as_caller():
             created = task_store.create_email_tasks(planned)
             scheduled = sum(email_schedules.ensure_schedule(p, target) for p in planned)
@@ -112,7 +121,7 @@ def test_a_two_step_campaign_sends_one_email_per_task_inside_its_window_under_th
         2 * RECIPIENTS - 2,
         1,
         1,
-    ), counts
+    ), (counts, _not_finished(e2e))
 
     rows = _email_rows(e2e)
     crashed_row = rows[crashed.task_id]

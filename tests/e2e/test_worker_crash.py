@@ -11,10 +11,11 @@ from tests.e2e.conftest import E2E, virtual_elapsed
 def test_a_scraper_killed_mid_task_is_healed_by_redelivery_and_finishes_once(
     e2e: E2E, faults: Faults
 ) -> None:
-    # GIVEN a job of 2 slow sites (every page answers after 1.5 s)
+    # GIVEN a job of 2 slow sites (every page answers after 1.5 s), held: no page answers until released
     started_wall, started_virtual = time.monotonic(), e2e.stack.clock.now()
     sites = e2e.pool.take(2, kinds=("slow",))
     job_id = "e2e-crash"
+    e2e.stack.farm.hold([s.number for s in sites])
     task_ids = e2e.create_job(job_id, sites)
     crashes_before = e2e.stack.runtime.stats_of(e2e.scraper).crashes
 
@@ -34,7 +35,10 @@ def test_a_scraper_killed_mid_task_is_healed_by_redelivery_and_finishes_once(
 
     e2e.wait_until(claimed_and_fetching, timeout=60, what="both tasks claimed and fetching", describe=state)
     killed_at = e2e.stack.clock.now()
-    assert e2e.stack.runtime.kill_in_flight(e2e.scraper) == len(sites)
+    try:
+        assert e2e.stack.runtime.kill_in_flight(e2e.scraper) == len(sites)
+    finally:
+        e2e.stack.farm.release()
     visibility = int(
         e2e.stack.client("sqs").get_queue_attributes(
             QueueUrl=e2e.scrape_queue_url, AttributeNames=["VisibilityTimeout"]

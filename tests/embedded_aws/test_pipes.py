@@ -97,8 +97,7 @@ def test_a_failing_record_is_bisected_out_retried_and_described_in_the_pipe_dlq(
     for name in ("t1", "t2", "bad", "t3"):
         lab.put("tasks", name, kind="scrape", status="Pending")
     with fault_injection.inject() as faults:
-        refused = faults.stall_send('"bad"', clock, jump_seconds=0)
-        refused.hold_real_seconds = 0.0
+        refused = faults.stall_send('"bad"', clock, hold_seconds=0)
         # WHEN the pipe runs
         poller.start()
         wait_for(
