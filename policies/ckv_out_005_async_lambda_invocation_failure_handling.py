@@ -13,16 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from outreach_policy_aws import ALIAS_TYPES, FUNCTION_TYPES, arn_service, functions_named
+from outreach_policy_aws import FUNCTION_TYPES, functions_named, names_lambda, target_branch_kinds
 from outreach_policy_check import OutreachCheck
 from outreach_policy_evaluation import effective, flag_unset_variables
 from outreach_policy_graph import GraphView
-from outreach_policy_source import conditional_branches, literal
 from outreach_policy_values import (
     MISSING,
     Problems,
     block,
-    reference_target,
     require_int_in_range,
     require_reference,
     value,
@@ -79,7 +77,7 @@ class AsyncLambdaInvocationFailureHandling(OutreachCheck):
         )
         if (
             not functions
-            and not self._names_lambda(raw_arn, scoped)
+            and not names_lambda(raw_arn, scoped)
             and not self._a_branch_may_name_lambda(arn_attribute, problems)
         ):
             return bool(problems)
@@ -117,42 +115,14 @@ class AsyncLambdaInvocationFailureHandling(OutreachCheck):
         return True
 
     def _a_branch_may_name_lambda(self, arn_attribute: str, problems: Problems) -> bool:
-        """Whether the other result of a conditional target ARN may be a Lambda function.
-
-        checkov renders ``cond ? <api destination>.arn : each.value.arn`` as one of its results; when
-        the condition was not decided for this instance, every result is considered, and one that
-        cannot be told apart fails the rule closed.
-        """
-        view, idx = self.view, self.node
-        if view is None or idx is None or (self.entry is not None and arn_attribute in self.entry.values):
-            return False
-        located = view.locate(idx, arn_attribute.split("."))
-        branches = conditional_branches(located.expression) if located and located.expression else None
-        if branches is None:
-            return False
+        """Whether the other result of a conditional target ARN may be a Lambda function; a result
+        that cannot be told apart fails the rule closed."""
         applies = False
-        for branch in branches:
-            reference = reference_target(branch)
-            if reference is not None:
-                applies = applies or reference[0] in FUNCTION_TYPES | ALIAS_TYPES
-            elif arn_service(literal(branch)) is not None:
-                applies = applies or arn_service(literal(branch)) == "lambda"
-            else:
+        for branch, kind in target_branch_kinds(self.view, self.node, self.entry, arn_attribute) or []:
+            if kind is None:
                 problems.unresolved(arn_attribute, branch)
-                applies = True
+            applies = applies or kind != "other"
         return applies
-
-    @staticmethod
-    def _names_lambda(raw_arn: Any, problems: Problems) -> bool:
-        """Whether a target ARN that the graph did not resolve names a Lambda function or alias."""
-        reference = reference_target(raw_arn)
-        if reference is not None:
-            return reference[0] in FUNCTION_TYPES | ALIAS_TYPES
-        service = arn_service(raw_arn)
-        if service is not None:
-            return service == "lambda"
-        problems.unresolved("arn", raw_arn)
-        return False
 
     @staticmethod
     def _check_function(view: GraphView, function: int, problems: Problems) -> None:

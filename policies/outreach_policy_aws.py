@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from outreach_policy_graph import GraphView
+from outreach_policy_instances import ForEachEntry
+from outreach_policy_source import conditional_branches, literal
 from outreach_policy_values import MISSING, Problems, is_set, read_str_list, reference_target, value
 
 STREAM_SOURCE_TYPES = frozenset({"aws_dynamodb_table", "aws_kinesis_stream", "aws_kinesis_stream_consumer"})
@@ -95,6 +97,48 @@ def functions_named(view: GraphView, idx: int, attribute: str, rendered: Any) ->
             view.resolve(alias, "function_name", value(alias_conf, "function_name"), FUNCTION_TYPES)
         )
     return list(dict.fromkeys(functions))
+
+
+def names_lambda(raw_arn: Any, problems: Problems) -> bool:
+    """Whether a target ARN that the graph did not resolve names a Lambda function or alias.
+
+    One that names nothing this can tell is recorded as unresolved (and counts as not Lambda)."""
+    reference = reference_target(raw_arn)
+    if reference is not None:
+        return reference[0] in FUNCTION_TYPES | ALIAS_TYPES
+    service = arn_service(raw_arn)
+    if service is not None:
+        return service == "lambda"
+    problems.unresolved("arn", raw_arn)
+    return False
+
+
+def target_branch_kinds(
+    view: GraphView | None, idx: int | None, entry: ForEachEntry | None, arn_attribute: str
+) -> list[tuple[str, str | None]] | None:
+    """Each result of a conditional target ARN with ``lambda``, ``other`` or None (cannot be told).
+
+    checkov renders ``cond ? <api destination>.arn : each.value.arn`` as one of its results; when the
+    condition was not decided for this instance every result is considered. None: the ARN is no
+    undecided conditional.
+    """
+    if view is None or idx is None or (entry is not None and arn_attribute in entry.values):
+        return None
+    located = view.locate(idx, arn_attribute.split("."))
+    branches = conditional_branches(located.expression) if located and located.expression else None
+    if branches is None:
+        return None
+    kinds: list[tuple[str, str | None]] = []
+    for branch in branches:
+        reference = reference_target(branch)
+        service = arn_service(literal(branch))
+        if reference is not None:
+            kinds.append((branch, "lambda" if reference[0] in FUNCTION_TYPES | ALIAS_TYPES else "other"))
+        elif service is not None:
+            kinds.append((branch, "lambda" if service == "lambda" else "other"))
+        else:
+            kinds.append((branch, None))
+    return kinds
 
 
 def mapping_source_kind(

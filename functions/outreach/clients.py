@@ -13,6 +13,7 @@ from botocore.config import Config
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_kms import KMSClient
     from mypy_boto3_s3 import S3Client
     from mypy_boto3_scheduler import EventBridgeSchedulerClient
     from mypy_boto3_sesv2 import SESV2Client
@@ -55,6 +56,10 @@ def scheduler() -> EventBridgeSchedulerClient:
 
 def sesv2() -> SESV2Client:
     return cast("SESV2Client", _client("sesv2"))
+
+
+def kms() -> KMSClient:
+    return cast("KMSClient", _client("kms"))
 
 
 def reset() -> None:

@@ -51,6 +51,11 @@ def tasks_table() -> str:
     return _required("TASKS_TABLE")
 
 
+def contacts_table() -> str:
+    """The contact ledger's table (modules/contact-ledger): one record per address and blocked domain."""
+    return _required("CONTACTS_TABLE")
+
+
 def scrape_queue_url() -> str:
     return _required("SCRAPE_QUEUE_URL")
 
@@ -246,6 +251,7 @@ def for_scraper() -> ScrapeSettings:
 def for_email_worker() -> None:
     """Check every email worker setting."""
     tasks_table()
+    contacts_table()
     email_configuration_set()
     _send_grace_seconds()
     claim_lease_margin_seconds()
@@ -260,3 +266,43 @@ def for_scrape_reconciler() -> ReconcilerSettings:
 def for_email_reconciler() -> EmailReconcilerSettings:
     tasks_table()
     return EmailReconcilerSettings.from_env()
+
+
+# ---- the email feedback functions (modules/email-feedback) ----------------------------------------
+
+
+@dataclass(frozen=True)
+class SesEventConsumerSettings:
+    """Where a stop's cancelled emails have their schedules (``EMAIL_SCHEDULE_GROUP``), and how many
+    soft bounces of distinct messages make an address ``bounced`` (``SOFT_BOUNCE_LIMIT``)."""
+
+    schedule_group: str
+    soft_bounce_limit: int
+
+
+def for_ses_event_consumer() -> SesEventConsumerSettings:
+    """Check every SES-events consumer setting: both tables, the schedule group, the soft-bounce limit."""
+    tasks_table()
+    contacts_table()
+    return SesEventConsumerSettings(
+        schedule_group=_required("EMAIL_SCHEDULE_GROUP"),
+        soft_bounce_limit=_int("SOFT_BOUNCE_LIMIT", minimum=1),
+    )
+
+
+@dataclass(frozen=True)
+class UnsubscribeSettings:
+    """The unsubscribe key tokens are verified with (``UNSUBSCRIBE_KEY_ID``, a KMS HMAC_256 key) and the
+    SES-events queue the fan-out message goes to (``CONTACT_EVENTS_QUEUE_URL``)."""
+
+    key_id: str
+    contact_events_queue_url: str
+
+
+def for_unsubscribe() -> UnsubscribeSettings:
+    """Check every unsubscribe endpoint setting: the ledger, the key and the queue."""
+    contacts_table()
+    return UnsubscribeSettings(
+        key_id=_required("UNSUBSCRIBE_KEY_ID"),
+        contact_events_queue_url=_required("CONTACT_EVENTS_QUEUE_URL"),
+    )

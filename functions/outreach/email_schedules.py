@@ -133,10 +133,12 @@ def ensure_schedule(
     return True
 
 
-def delete_schedule(name: str, target: ScheduleTarget) -> bool:
-    """Delete a schedule; ``False`` if there was none (it fired and deleted itself, or never existed)."""
+def delete_schedule(name: str, target: ScheduleTarget | str) -> bool:
+    """Delete a schedule of ``target``'s group (or the group named); ``False`` if there was none (it
+    fired and deleted itself, or never existed)."""
+    group = target if isinstance(target, str) else target.group
     try:
-        clients.scheduler().delete_schedule(Name=name, GroupName=target.group)
+        clients.scheduler().delete_schedule(Name=name, GroupName=group)
     except ClientError as exc:
         if _is(exc, "ResourceNotFoundException"):
             return False

@@ -14,10 +14,17 @@ Scheduler invokes the worker asynchronously with ``{"task_id": ...}``. Per invoc
   task id is not the one derived from campaign, recipient and step): ``Failed``, nothing sent;
 - past ``send_at`` by more than the grace period: ``Failed`` (``too_late``);
 - recipient on the account's suppression list (SES puts hard bounces and complaints there): the first
-  step ``Failed``, a follow-up ``Cancelled``; a follow-up whose earlier step did not go out (bounced,
-  rejected, cancelled, not sent yet) is ``Cancelled`` with the reason;
-- stored message unsafe (header injection): ``Failed``;
-- SES SendEmail with the configuration set and List-Unsubscribe headers, then ``Finished`` with the
+  step ``Failed``, a follow-up ``Cancelled``;
+- recipient (or its domain) stopped in the contact ledger (unsubscribed, bounced, complained, blocked):
+  every step ``Cancelled`` with ``contacts.Stop.reason`` (``contact_stopped: ...``). The ledger is read
+  with a strongly consistent read after the claim, so a stop recorded before it is always seen; the
+  stop's fan-out cancels the Pending tasks and leaves a claimed one to its worker. The only email that
+  can go out after a stop was recorded is one whose worker read the ledger before it;
+- a follow-up whose earlier step did not go out (bounced, rejected, cancelled, not sent yet) is
+  ``Cancelled`` with the reason;
+- stored message unsafe (header injection), or a campaign id SES cannot carry as a tag: ``Failed``;
+- SES SendEmail with the configuration set, List-Unsubscribe headers and the message tags naming
+  campaign, step and task (``ses_tags``: SES events come back with them), then ``Finished`` with the
   SES message id (status and campaign counters in one transaction);
 - permanent rejection (``PERMANENT_SES_ERRORS``): ``Failed`` with the reason, no raise;
 - an error that proves SES did not take the request (an SES error response: throttling, quota, 5xx;
@@ -47,9 +54,10 @@ from botocore.exceptions import (
     ProxyConnectionError,
 )
 
-from outreach import clients, clock, config, errors, sdk_features, task_store
+from outreach import clients, clock, config, contacts, errors, sdk_features, ses_tags, task_store
 from outreach.email_task import EmailMessage, email_task_id, is_one_address
 from outreach.errors import (
+    MalformedFieldError,
     PermanentEmailError,
     SendOutcomeUnknownError,
     SkipEmailError,
@@ -61,7 +69,14 @@ from outreach.personal_data import redact_addresses
 from outreach.task_model import Kind, Status, Task
 
 if TYPE_CHECKING:
-    from mypy_boto3_sesv2.type_defs import BodyTypeDef, MessageHeaderTypeDef, SendEmailRequestTypeDef
+    from collections.abc import Sequence
+
+    from mypy_boto3_sesv2.type_defs import (
+        BodyTypeDef,
+        MessageHeaderTypeDef,
+        MessageTagTypeDef,
+        SendEmailRequestTypeDef,
+    )
 
 # SES v2 errors that sending the same email again cannot fix: the task fails with the error's name.
 # https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_SendEmail.html#API_SendEmail_Errors
@@ -176,6 +191,15 @@ def check_may_send(task: Task) -> None:
     late = clock.now() - fields.send_time.timestamp()
     if late > config.email_send_grace_seconds():
         raise PermanentEmailError(f"too_late: {int(late)} s after send_at {fields.send_at}")
+    suppressed = _is_suppressed(fields.recipient)
+    if suppressed is not None:
+        reason = f"suppressed: {fields.recipient} is on the suppression list ({suppressed})"
+        if fields.step > 1:
+            raise SkipEmailError(reason)
+        raise PermanentEmailError(reason)
+    stop = contacts.stop_of(fields.recipient)
+    if stop is not None:
+        raise SkipEmailError(stop.reason)
     if fields.step > 1:
         earlier = task_store.email_tasks_of(task.job_id, fields.recipient, range(1, fields.step))
         for previous in earlier:
@@ -185,12 +209,6 @@ def check_may_send(task: Task) -> None:
                     f"earlier_step_not_sent: step {previous.email.step if previous.email else '?'} "
                     f"is {previous.status.value}{why}"
                 )
-    suppressed = _is_suppressed(fields.recipient)
-    if suppressed is not None:
-        reason = f"suppressed: {fields.recipient} is on the suppression list ({suppressed})"
-        if fields.step > 1:
-            raise SkipEmailError(reason)
-        raise PermanentEmailError(reason)
 
 
 def seconds_early(task: Task) -> float:
@@ -208,8 +226,10 @@ def unsubscribe_headers(message: EmailMessage) -> list[MessageHeaderTypeDef]:
     return headers
 
 
-def send_request(message: EmailMessage, configuration_set: str) -> SendEmailRequestTypeDef:
-    """The SES v2 SendEmail request for a stored message."""
+def send_request(
+    message: EmailMessage, configuration_set: str, tags: Sequence[MessageTagTypeDef] = ()
+) -> SendEmailRequestTypeDef:
+    """The SES v2 SendEmail request for a stored message, with its message ``tags``."""
     body: BodyTypeDef = {"Text": {"Data": message.text, "Charset": "UTF-8"}}
     if message.html:
         body["Html"] = {"Data": message.html, "Charset": "UTF-8"}
@@ -225,6 +245,8 @@ def send_request(message: EmailMessage, configuration_set: str) -> SendEmailRequ
         },
         "ConfigurationSetName": configuration_set,
     }
+    if tags:
+        request["EmailTags"] = list(tags)
     if message.reply_to:
         request["ReplyToAddresses"] = [message.reply_to]
     return request
@@ -239,7 +261,11 @@ def _send(task: Task) -> str:
         message = EmailMessage.from_item(fields.message)
     except UnsafeEmailError as exc:
         raise PermanentEmailError(f"unsafe_message: {exc}") from exc
-    request = send_request(message, config.email_configuration_set())
+    try:
+        tags = ses_tags.email_tags(task)
+    except MalformedFieldError as exc:
+        raise PermanentEmailError(f"untaggable: {exc}") from exc
+    request = send_request(message, config.email_configuration_set(), tags)
     try:
         response = clients.sesv2().send_email(**request)
     except ClientError as exc:

@@ -20,6 +20,10 @@ its task can stay open.
   ``InvalidJobInputError``, ``JobKindConflictError``, ``OperatorRefusedError``, ``ItemTooLargeError``,
   ``UnsafeEmailError``, ``MalformedFieldError`` (a stored row no reader can trust: the task is failed
   as malformed by the reconcilers), ``UnparseableRecordError`` (the stream batch fails and is bisected).
+  On the SES-events queue both mean an event record no retry makes readable: the record is a batch
+  item failure, retried, then in the queue's DLQ (alarm).
+- Refused with a 400 page, nothing recorded: ``InvalidTokenError`` (an unsubscribe token that does not
+  verify).
 - A run that did what it could: ``ReconcilerRunError``, raised after the metrics so the function's
   error alarm and DLQ tell a person.
 """
@@ -187,3 +191,12 @@ class ConfigurationError(RuntimeError):
 
 class RetryableFetchError(RetryableScrapeError):
     """A temporary failure of one URL that outlasted its attempts; ``reason`` names the last one."""
+
+
+class InvalidTokenError(ValueError):
+    """An unsubscribe token that proves nothing: malformed, too long, forged or altered (its MAC does
+    not verify with the unsubscribe key). The endpoint answers 400 and changes nothing; never retried."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason

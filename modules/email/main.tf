@@ -4,7 +4,8 @@
 #
 #   schedule (group) --deliver, 2 retries--> worker --error--> Lambda async retries (2) --> email DLQ (alarm)
 #          `--delivery failed after its retries------------------------------------------> email DLQ
-#   worker --SendEmail (configuration set)--> SES --bounces, complaints--> EventBridge default bus
+#   worker --reads the contact ledger, then SendEmail (configuration set)--> SES
+#   SES --every event type--> EventBridge default bus --> modules/email-feedback
 #   schedule (rate 30 minutes) --> email reconciler --> recreates schedules, fails stuck tasks
 #
 # The schedules themselves are created at run time (`outreach campaign schedule`, the reconciler) with
@@ -57,6 +58,12 @@ locals {
     { test = "ForAllValues:StringLike", variable = "dynamodb:LeadingKeys", values = ["email#*", "job#*#?"] },
     { test = "Null", variable = "dynamodb:LeadingKeys", values = ["false"] },
   ]
+
+  # The SES event types the configuration set publishes (MatchingEventTypes,
+  # https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_EventDestination.html): every type the
+  # SES event consumer records. A soft bounce arrives as BOUNCE (bounceType Transient) once SES has
+  # given up retrying, a retry still in progress as DELIVERY_DELAY.
+  published_event_types = ["SEND", "REJECT", "BOUNCE", "COMPLAINT", "DELIVERY", "DELIVERY_DELAY", "RENDERING_FAILURE"]
 
   # A claim lives for the worker's remaining time plus this margin (modules/tasks-table).
   claim_lease_margin_seconds = var.tasks_table.claim_lease_margin_seconds
@@ -112,22 +119,36 @@ resource "aws_sesv2_configuration_set" "this" {
   }
 }
 
-# Bounces and complaints go to the account's default event bus, where rules can route them. EventBridge
-# rather than SNS: the bus encrypts events at rest with no key to manage, while an encrypted SNS topic
-# would need a customer managed KMS key whose policy admits SES.
+# Every event type SES publishes for a sent email goes to the account's default event bus, where
+# modules/email-feedback's rule takes this configuration set's events (by the ses:configuration-set
+# tag SES adds to each) to the SES event consumer: each event is marked on its task, a hard bounce or
+# a complaint stops the address, soft bounces are counted towards a stop. Open and click tracking are
+# not enabled, so those types are not asked for. EventBridge rather than SNS: the bus encrypts events at rest with no
+# key to manage, while an encrypted SNS topic would need a customer managed KMS key whose policy
+# admits SES. (EventBridge destinations take only the default bus.)
 # https://docs.aws.amazon.com/ses/latest/dg/monitoring-eventbridge.html
-resource "aws_sesv2_configuration_set_event_destination" "bounces_and_complaints" {
+# https://docs.aws.amazon.com/ses/latest/dg/event-publishing-retrieving-sns-contents.html (the mail.tags)
+resource "aws_sesv2_configuration_set_event_destination" "events" {
   configuration_set_name = aws_sesv2_configuration_set.this.configuration_set_name
+  # The name it was first created with: the name cannot change in place, and replacing the
+  # destination would drop the events published between its delete and its create.
   event_destination_name = "bounces-and-complaints"
 
   event_destination {
     enabled              = true
-    matching_event_types = ["BOUNCE", "COMPLAINT"]
+    matching_event_types = local.published_event_types
 
     event_bridge_destination {
       event_bus_arn = "arn:${local.partition}:events:${local.region}:${local.account_id}:event-bus/default"
     }
   }
+}
+
+# Environments applied when the destination published bounces and complaints only keep it (updated
+# in place to every type).
+moved {
+  from = aws_sesv2_configuration_set_event_destination.bounces_and_complaints
+  to   = aws_sesv2_configuration_set_event_destination.events
 }
 
 # Created only where this module owns the identity: with create_sender_identity = false another root
@@ -235,6 +256,7 @@ module "worker" {
 
   environment = {
     TASKS_TABLE                = var.tasks_table.name
+    CONTACTS_TABLE             = var.contact_ledger.name
     EMAIL_CONFIGURATION_SET    = aws_sesv2_configuration_set.this.configuration_set_name
     EMAIL_SEND_GRACE_SECONDS   = tostring(var.send_grace_seconds)
     CLAIM_LEASE_MARGIN_SECONDS = tostring(local.claim_lease_margin_seconds)
@@ -256,6 +278,18 @@ module "worker" {
       actions    = ["dynamodb:UpdateItem"]
       resources  = [var.tasks_table.arn]
       conditions = local.email_task_and_counter_keys
+    },
+    {
+      # Before each send, whether the recipient or its domain is stopped: both ledger records in one
+      # strongly consistent BatchGetItem (address#<address>, domain#<domain>), and only those kinds
+      # of record (dynamodb:LeadingKeys; Null = false refuses a request without a key).
+      sid       = "ReadContactStops"
+      actions   = ["dynamodb:BatchGetItem"]
+      resources = [var.contact_ledger.arn]
+      conditions = [
+        { test = "ForAllValues:StringLike", variable = "dynamodb:LeadingKeys", values = [var.contact_ledger.key_patterns.address, var.contact_ledger.key_patterns.domain] },
+        { test = "Null", variable = "dynamodb:LeadingKeys", values = ["false"] },
+      ]
     },
     {
       # SendEmail is authorised against the sending identity and the configuration set used, and only

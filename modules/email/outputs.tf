@@ -37,6 +37,16 @@ output "schedule_group_name" {
   value       = aws_scheduler_schedule_group.this.name
 }
 
+output "schedules_arn" {
+  description = "The ARN pattern of the email group's schedules (schedule/<group>/*), for the permissions of the functions that manage them."
+  value       = local.schedules_arn
+}
+
+output "published_event_types" {
+  description = "The SES event types the configuration set publishes to the default event bus."
+  value       = aws_sesv2_configuration_set_event_destination.events.event_destination[0].matching_event_types
+}
+
 output "worker_function_arn" {
   description = "The email worker, the schedules' target (EMAIL_WORKER_ARN)."
   value       = module.worker.function_arn

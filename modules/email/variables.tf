@@ -18,6 +18,18 @@ variable "tasks_table" {
   })
 }
 
+variable "contact_ledger" {
+  description = "The contact ledger the worker checks before each send: name, ARN and the dynamodb:LeadingKeys patterns of its address and domain records (modules/contact-ledger)."
+  type = object({
+    name = string
+    arn  = string
+    key_patterns = object({
+      address = string
+      domain  = string
+    })
+  })
+}
+
 variable "handlers" {
   description = "Python entry points of the email worker and the email reconciler (from modules/outreach-pipeline/functions.json)."
   type = object({

@@ -5,6 +5,9 @@
 #                                                                  `--> DLQ (alarm)
 #   email tasks --one-time schedules--> email worker --> SES          (modules/email)
 #                                         `--> email DLQ (alarm)
+#   SES events --default bus, rule--> ses-events queue --> SES event consumer   (modules/email-feedback)
+#   one-click unsubscribe (function URL) --> contact ledger, ses-events queue
+#   contact ledger: read before every send, raised by the events and unsubscribes (modules/contact-ledger)
 #
 # The reconcilers (EventBridge Scheduler rate() schedules, every 5 and 30 minutes) and the email
 # schedules invoke Lambda asynchronously, so their functions pass `async_invocation` to
@@ -32,6 +35,14 @@ module "tasks_table" {
   source = "../tasks-table"
 
   name                = "${local.name_prefix}-tasks"
+  deletion_protection = var.deletion_protection
+}
+
+# One record per address and blocked domain: whether the pipeline may still write to it.
+module "contact_ledger" {
+  source = "../contact-ledger"
+
+  name                = "${local.name_prefix}-contacts"
   deletion_protection = var.deletion_protection
 }
 
@@ -147,6 +158,11 @@ module "email" {
     # The worker's claims and the reconciler's running threshold use the table's lease margin.
     claim_lease_margin_seconds = module.tasks_table.claim_lease_margin_seconds
   }
+  contact_ledger = {
+    name         = module.contact_ledger.name
+    arn          = module.contact_ledger.arn
+    key_patterns = module.contact_ledger.key_patterns
+  }
   handlers = {
     worker     = local.handlers.email_worker
     reconciler = local.handlers.email_reconciler
@@ -166,6 +182,45 @@ module "email" {
   alarm_actions                = local.alarm_actions
 }
 
+# What recipients say back: SES's events and the one-click unsubscribe, into the ledger and the tasks.
+module "email_feedback" {
+  source = "../email-feedback"
+
+  name_prefix            = local.name_prefix
+  configuration_set_name = module.email.configuration_set_name
+  schedules = {
+    group_name = module.email.schedule_group_name
+    arn        = module.email.schedules_arn
+  }
+  tasks_table = {
+    name                       = module.tasks_table.name
+    arn                        = module.tasks_table.arn
+    recipient_emails_index_arn = module.tasks_table.recipient_emails_index_arn
+  }
+  contact_ledger = {
+    name         = module.contact_ledger.name
+    arn          = module.contact_ledger.arn
+    key_patterns = module.contact_ledger.key_patterns
+  }
+  handlers = {
+    consumer    = local.handlers.ses_event_consumer
+    unsubscribe = local.handlers.unsubscribe
+  }
+  packages = {
+    consumer    = local.packages.ses_event_consumer
+    unsubscribe = local.packages.unsubscribe
+  }
+  soft_bounce_limit                    = var.email_feedback.soft_bounce_limit
+  queue                                = var.email_feedback.queue
+  consumer                             = var.email_feedback.consumer
+  mapping                              = var.email_feedback.mapping
+  unsubscribe                          = var.email_feedback.unsubscribe
+  unsubscribe_key_deletion_window_days = var.email_feedback.unsubscribe_key_deletion_window_days
+  powertools_metrics_namespace         = local.metrics_namespace
+  log_retention_days                   = var.log_retention_days
+  alarm_actions                        = local.alarm_actions
+}
+
 module "dashboard" {
   source = "../dashboard"
 
@@ -178,6 +233,7 @@ module "dashboard" {
     module.scrape_reconciler.dlq_name,
     module.email.dlq_name,
     module.email.reconciler_dlq_name,
+    module.email_feedback.dlq_name,
   ])
   function_names = compact([
     module.stream_dispatch.dispatcher_function_name,
@@ -185,6 +241,8 @@ module "dashboard" {
     module.scrape_reconciler.function_name,
     module.email.worker_function_name,
     module.email.reconciler_function_name,
+    module.email_feedback.consumer_function_name,
+    module.email_feedback.unsubscribe_function_name,
   ])
   scraper = {
     function_name       = module.scrape_pipeline.scraper_function_name

@@ -70,7 +70,7 @@ output "dashboard_name" {
 
 output "alarm_arns" {
   description = "Every alarm of the environment."
-  value       = concat(module.scrape_pipeline.alarm_arns, module.stream_dispatch.alarm_arns, module.email.alarm_arns)
+  value       = concat(module.scrape_pipeline.alarm_arns, module.stream_dispatch.alarm_arns, module.email.alarm_arns, module.email_feedback.alarm_arns)
 }
 
 output "scraper_settings" {
@@ -186,8 +186,73 @@ output "email_reconciler_thresholds" {
   value       = module.email.reconciler_thresholds
 }
 
+output "contacts_table_name" {
+  description = "The contact ledger (CONTACTS_TABLE): one record per address and blocked domain."
+  value       = module.contact_ledger.name
+}
+
+output "contacts_table_arn" {
+  description = "The contact ledger's ARN."
+  value       = module.contact_ledger.arn
+}
+
+output "recipient_emails_index_name" {
+  description = "The tasks table's index of email tasks by normalised recipient."
+  value       = module.tasks_table.recipient_emails_index_name
+}
+
+output "ses_events_rule_name" {
+  description = "The EventBridge rule that takes the configuration set's SES events to the ses-events queue."
+  value       = module.email_feedback.rule_name
+}
+
+output "ses_events_queue_url" {
+  description = "The ses-events queue: SES events and unsubscribe fan-outs, read by the SES event consumer."
+  value       = module.email_feedback.queue_url
+}
+
+output "ses_events_dlq_url" {
+  description = "The ses-events DLQ: records the consumer failed, events EventBridge could not deliver."
+  value       = module.email_feedback.dlq_url
+}
+
+output "ses_event_consumer_function_name" {
+  description = "The SES event consumer's function name."
+  value       = module.email_feedback.consumer_function_name
+}
+
+output "ses_event_consumer_settings" {
+  description = "The SES event consumer's deployed settings (SOFT_BOUNCE_LIMIT among them)."
+  value       = module.email_feedback.consumer_settings
+}
+
+output "soft_bounce_limit" {
+  description = "Soft bounces of distinct messages that stop an address."
+  value       = module.email_feedback.soft_bounce_limit
+}
+
+output "unsubscribe_url" {
+  description = "The one-click unsubscribe endpoint (a function URL); a link is <url>?t=<token>."
+  value       = module.email_feedback.unsubscribe_url
+}
+
+output "unsubscribe_key_arn" {
+  description = "The KMS HMAC key the unsubscribe tokens are made (kms:GenerateMac, by the operator's CLI) and verified with."
+  value       = module.email_feedback.unsubscribe_key_arn
+}
+
+output "unsubscribe_function_name" {
+  description = "The unsubscribe endpoint's function name."
+  value       = module.email_feedback.unsubscribe_function_name
+}
+
+output "unsubscribe_settings" {
+  description = "The unsubscribe endpoint's deployed settings."
+  value       = module.email_feedback.unsubscribe_settings
+}
+
 output "root_outputs" {
-  description = "What an environment root shows under its own top-level names besides this module (its `pipeline` output): the alarm topic and what the email stage is scheduled and verified through. scripts/outreach_dev/terraform_outputs.py lifts each non-null one to the root's top level."
+  description = "What an environment root shows under its own top-level names besides this module (its `pipeline` output): the alarm topic, what the email stage is scheduled and verified through, and what the contact ledger, the SES events and the unsubscribe endpoint are reached by. scripts/outreach_dev/terraform_outputs.py lifts each non-null one to the root's top level."
   value = {
     alarm_topic_arn          = var.alarm_topic_arn
     email_sender_identity    = module.email.sender_identity
@@ -198,5 +263,13 @@ output "root_outputs" {
     email_worker_arn         = module.email.worker_function_arn
     email_scheduler_role_arn = module.email.scheduler_role_arn
     email_dlq_arn            = module.email.dlq_arn
+
+    contacts_table_name              = module.contact_ledger.name
+    unsubscribe_url                  = module.email_feedback.unsubscribe_url
+    unsubscribe_key_arn              = module.email_feedback.unsubscribe_key_arn
+    ses_events_queue_url             = module.email_feedback.queue_url
+    ses_events_dlq_url               = module.email_feedback.dlq_url
+    ses_event_consumer_function_name = module.email_feedback.consumer_function_name
+    unsubscribe_function_name        = module.email_feedback.unsubscribe_function_name
   }
 }

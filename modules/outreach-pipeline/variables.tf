@@ -181,3 +181,41 @@ variable "email" {
     }), {})
   })
 }
+
+variable "email_feedback" {
+  description = <<-EOT
+    SES events and one-click unsubscribe (see modules/email-feedback); every setting left out (null)
+    takes that module's default, which it also validates: soft_bounce_limit (3 soft bounces of
+    distinct messages stop an address), queue, consumer, mapping, unsubscribe,
+    unsubscribe_key_deletion_window_days.
+  EOT
+  type = object({
+    soft_bounce_limit = optional(number)
+    queue = optional(object({
+      visibility_timeout_seconds    = optional(number)
+      message_retention_seconds     = optional(number)
+      max_receive_count             = optional(number)
+      dlq_message_retention_seconds = optional(number)
+    }), {})
+    consumer = optional(object({
+      timeout_seconds      = optional(number)
+      memory_mb            = optional(number)
+      reserved_concurrency = optional(number)
+      log_level            = optional(string)
+    }), {})
+    mapping = optional(object({
+      batch_size                         = optional(number)
+      maximum_batching_window_in_seconds = optional(number)
+      maximum_concurrency                = optional(number)
+    }), {})
+    unsubscribe = optional(object({
+      timeout_seconds      = optional(number)
+      memory_mb            = optional(number)
+      reserved_concurrency = optional(number)
+      log_level            = optional(string)
+    }), {})
+    unsubscribe_key_deletion_window_days = optional(number)
+  })
+  default  = {}
+  nullable = false
+}

@@ -1,11 +1,17 @@
 # The tasks table is the pipeline's source of truth. Its stream (NEW_AND_OLD_IMAGES) lets the
 # dispatcher see the transition "a scrape task became Pending"; the sparse `open-tasks` index holds
 # only tasks that are Pending or Running (the item carries `open_key` only in those states), so the
-# reconcilers query exactly the open work.
+# reconcilers query exactly the open work. The sparse `recipient-emails` index holds only email tasks
+# (only they carry `recipient_key`, the normalised recipient), so a stop event finds every email to
+# an address in every campaign; it projects the keys only, and the reader gets the rows by key after.
+# A global secondary index is eventually consistent and only the projected attributes can be read
+# from it (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html), which the
+# reader's conditional writes on the rows themselves make safe.
 
 locals {
-  open_tasks_index = "open-tasks"
-  ttl_attribute    = "expires_at"
+  open_tasks_index       = "open-tasks"
+  recipient_emails_index = "recipient-emails"
+  ttl_attribute          = "expires_at"
 }
 
 resource "aws_dynamodb_table" "this" {
@@ -31,11 +37,22 @@ resource "aws_dynamodb_table" "this" {
     type = "S"
   }
 
+  attribute {
+    name = "recipient_key"
+    type = "S"
+  }
+
   global_secondary_index {
     name            = local.open_tasks_index
     hash_key        = "open_key"
     range_key       = "updated_at"
     projection_type = "ALL"
+  }
+
+  global_secondary_index {
+    name            = local.recipient_emails_index
+    hash_key        = "recipient_key"
+    projection_type = "KEYS_ONLY"
   }
 
   ttl {

@@ -23,6 +23,16 @@ output "open_tasks_index_arn" {
   value       = "${aws_dynamodb_table.this.arn}/index/${local.open_tasks_index}"
 }
 
+output "recipient_emails_index_name" {
+  description = "Name of the sparse index of email tasks by normalised recipient (recipient_key), keys only."
+  value       = local.recipient_emails_index
+}
+
+output "recipient_emails_index_arn" {
+  description = "ARN of the recipient-emails index (for the Query permission of the function that cancels a stopped address's emails)."
+  value       = "${aws_dynamodb_table.this.arn}/index/${local.recipient_emails_index}"
+}
+
 output "ttl_attribute" {
   description = "Attribute whose epoch-seconds value expires an item."
   value       = local.ttl_attribute

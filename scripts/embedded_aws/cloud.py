@@ -3,7 +3,8 @@
 Every few seconds it lists event source mappings, pipes, rules and schedules on the emulator, reads
 each into its typed shape (``applied_config``) and starts, restarts (the shape changed; stream
 checkpoints carried over) or stops the matching pollers, so what runs is always what Terraform
-applied.
+applied. The function URLs it finds are served on loopback ports (``function_urls``).
+Event-pattern rules' Lambda invocations go to Lambda's event queue (``event_rule_invoker``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from embedded_aws.applied_config import (
 from embedded_aws.async_invoke import AsyncInvoker
 from embedded_aws.base import Journal, SourceStats, client
 from embedded_aws.clock import VirtualClock
+from embedded_aws.event_rule_invoker import EventRuleInvoker
+from embedded_aws.function_urls import FunctionUrlHost
 from embedded_aws.pipes import PipePoller
 from embedded_aws.runtime import FunctionRuntime
 from embedded_aws.schedules import ScheduleRunner
@@ -59,6 +62,10 @@ class LocalCloud:
         self.journal = journal or Journal()
         self.invoker = AsyncInvoker(runtime, clock, endpoint, journal=self.journal, workers=async_workers)
         self.schedules = ScheduleRunner(self.invoker, clock, endpoint, journal=self.journal, region=region)
+        self.event_rules = EventRuleInvoker(
+            self.invoker, clock, endpoint, journal=self.journal, region=region
+        )
+        self.function_urls = FunctionUrlHost(runtime, clock, endpoint, region=region, journal=self.journal)
         self._lambda = client("lambda", endpoint, region)
         self._pipes = client("pipes", endpoint, region)
         self._running: dict[str, _Running] = {}
@@ -73,6 +80,7 @@ class LocalCloud:
         self.refresh()
         self.invoker.start()
         self.schedules.start()
+        self.event_rules.start()
         self._thread.start()
         return self
 
@@ -80,8 +88,10 @@ class LocalCloud:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=30)
+        self.event_rules.stop()
         self.schedules.stop()
         self.invoker.stop()
+        self.function_urls.stop()
         with self._lock:
             running = list(self._running.values())
         for entry in running:
@@ -144,6 +154,7 @@ class LocalCloud:
             for key, config in wanted.items():
                 if key not in self._running:
                     self._start(key, config, checkpoints={})
+        self.function_urls.refresh()
 
     def _start(self, key: str, config: AppliedConfig, *, checkpoints: dict[str, str]) -> None:
         poller: Poller
@@ -176,5 +187,6 @@ class LocalCloud:
             "sources": sources,
             "async": self.invoker.stats.as_dict(),
             "schedules": {k: v.as_dict() for k, v in self.schedules.stats.items()},
+            "event_rules": {k: v.as_dict() for k, v in self.event_rules.stats.items()},
             "functions": {name: vars(s).copy() for name, s in self.runtime.stats.items()},
         }

@@ -35,3 +35,7 @@ class ThrottledError(Exception):
 
 class UnsupportedConditionError(ValueError):
     """A condition operator this evaluator does not implement."""
+
+
+class UnknownFunctionUrlError(LookupError):
+    """No applied function URL has this address (on AWS the host would not resolve)."""

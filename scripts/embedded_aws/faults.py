@@ -9,7 +9,10 @@ wraps a few backend methods for the duration of a block:
   reports per entry, ``SenderFault`` false), fail only the entries carrying a marker (a partial
   failure) or hold it past the caller's timeout (a poison record);
 - ``S3Backend.put_object``: every stored object is counted (``s3_puts``); rules can refuse a write;
-- ``DynamoDBBackend.transact_write_items``: rules can throttle transactions that update given tasks.
+- ``DynamoDBBackend.transact_write_items``: rules can throttle transactions that update given tasks;
+- ``DynamoDBBackend.update_item``: a rule can hold the first UpdateItem of an item whose key carries a
+  marker past the caller's timeout (``stall_update``): the invocation dies mid-batch, and the write
+  then lands, as a write AWS took just before its caller died does.
 
 One rule acts on Lambda's side of the embedded AWS rather than on moto: ``duplicate_async`` makes the
 async invoker (``async_invoke``, which asks ``active()``) run one accepted event 2-3 times, the copies
@@ -64,6 +67,17 @@ class StalledSend:
     Sandbox.Timedout, then reports every entry failed. The clock is not moved: every other invocation
     in flight keeps its own deadline.
     """
+
+    marker: str
+    clock: VirtualClock
+    hold_seconds: float
+    fired: int = 0
+
+
+@dataclass
+class StalledUpdate:
+    """The first UpdateItem of an item whose key carries ``marker`` answers only after ``hold_seconds``
+    of virtual time (more than the caller's function timeout), then makes its write."""
 
     marker: str
     clock: VirtualClock
@@ -130,6 +144,7 @@ class Faults:
         self.s3_puts: Counter[tuple[str, str]] = Counter()
         self.outages: list[SqsOutage] = []
         self.stalls: list[StalledSend] = []
+        self.update_stalls: list[StalledUpdate] = []
         self.entry_refusals: list[RefusedEntry] = []
         self.throttles: list[Throttle] = []
         self.refusals: list[RefusedPut] = []
@@ -153,6 +168,21 @@ class Faults:
         with self._lock:
             self.stalls.append(rule)
         return rule
+
+    def stall_update(self, marker: str, clock: VirtualClock, hold_seconds: float) -> StalledUpdate:
+        rule = StalledUpdate(marker, clock, hold_seconds)
+        with self._lock:
+            self.update_stalls.append(rule)
+        return rule
+
+    def _update_stall(self, key: dict[str, dict[str, Any]]) -> StalledUpdate | None:
+        values = [str(value) for attribute in key.values() for value in attribute.values()]
+        with self._lock:
+            for rule in self.update_stalls:
+                if rule.fired == 0 and any(rule.marker in value for value in values):
+                    rule.fired += 1
+                    return rule
+        return None
 
     def heal(self, rule: StalledSend) -> None:
         """The cause of a stall is fixed: later sends carrying its marker go through."""
@@ -353,11 +383,24 @@ def _patches() -> list[tuple[Any, str, Callable[[Callable[..., Any]], Callable[.
 
         return wrapper
 
+    def update_item(original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(
+            self: Any, table_name: str, key: dict[str, dict[str, Any]], *args: Any, **kwargs: Any
+        ) -> Any:
+            faults = _current()
+            stall = faults._update_stall(key) if faults is not None else None
+            if stall is not None:
+                stall.clock.sleep(stall.hold_seconds)
+            return original(self, table_name, key, *args, **kwargs)
+
+        return wrapper
+
     return [
         (SQSBackend, "send_message", send_message),
         (SQSBackend, "send_message_batch", send_message_batch),
         (S3Backend, "put_object", put_object),
         (DynamoDBBackend, "transact_write_items", transact_write_items),
+        (DynamoDBBackend, "update_item", update_item),
     ]
 
 

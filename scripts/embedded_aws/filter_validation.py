@@ -6,7 +6,8 @@ Lambda answers CreateEventSourceMapping/UpdateEventSourceMapping with an invalid
 CreatePipe/UpdatePipe with ``ValidationException``
 (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-pipes-event-filtering.html). moto stores
 any pattern, so the embedded AWS checks each one with ``patterns.validate`` before moto does.
-EventBridge rule patterns are validated and matched by moto itself (``$or`` and ``wildcard`` included).
+EventBridge rule patterns are validated by moto itself (``$or`` and ``wildcard`` included) and
+matched by ``event_bus``.
 
 A DynamoDB stream mapping may filter on the ``dynamodb`` key only
 (https://docs.aws.amazon.com/lambda/latest/dg/with-ddb-filtering.html): a pattern on any other

@@ -13,9 +13,9 @@ IAM does for the operators below, and any other operator still makes its stateme
 (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements_condition.html):
 the operators of a block, the keys of an operator and the request values of a key must all match,
 any one of a key's policy values may (``StringEquals``/``StringLike`` case-sensitive, ``ArnEquals``/
-``ArnLike`` part by part, with an ``IfExists`` suffix a missing key matches); ``ForAllValues:`` needs
-every request value to match a policy value and is true for a missing key, ``ForAnyValue:`` needs one
-and is false for a missing key
+``ArnLike`` part by part, ``Bool`` ``true``/``false`` in any case, with an ``IfExists`` suffix a missing
+key matches); ``ForAllValues:`` needs every request value to match a policy value and is true for a
+missing key, ``ForAnyValue:`` needs one and is false for a missing key
 (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_condition-single-vs-multi-valued-context-keys.html);
 ``Null`` ``"true"`` matches a missing key, ``"false"`` a present one
 (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements_condition_operators.html#Conditions_Null).
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -80,11 +80,13 @@ def _names(statement: dict[str, Any], action: str, resource: str) -> bool:
     return action_hit and resource_hit
 
 
-_MATCHERS = {
+_MATCHERS: dict[str, Callable[[str, str], bool]] = {
     "StringEquals": lambda pattern, value: pattern == value,
     "StringLike": lambda pattern, value: bool(_wildcard(pattern, False).match(value)),
     "ArnEquals": lambda pattern, value: pattern == value,
     "ArnLike": arn_like,
+    # Bool compares "true"/"false" without regard to case (condition_operators.html#Conditions_Boolean).
+    "Bool": lambda pattern, value: pattern.lower() == value.lower(),
 }
 
 

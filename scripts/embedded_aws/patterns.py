@@ -1,7 +1,8 @@
-"""EventBridge-style event patterns, as used by Lambda filter criteria and EventBridge Pipes filters.
+"""EventBridge event patterns, as Lambda filters, Pipes filters and bus rules (``event_bus``) use them.
 
 Supported: exact values, ``prefix``, ``suffix``, ``anything-but`` (value, list, or ``prefix``),
-``exists``, ``numeric`` comparisons and ``equals-ignore-case``; nested objects; ``$or`` over
+``exists`` (on leaves only: an object is not there for it), ``numeric`` comparisons and
+``equals-ignore-case``; nested objects; ``$or`` over
 sub-patterns at any level; several filters in one criteria are OR-ed. Operators appear only inside a
 leaf's list; ``validate`` refuses anything else, and ``wildcard`` (a bus-pattern operator that Lambda's
 filter rules do not list) for mappings and pipes. Matching rules: https://docs.aws.amazon.com/eventbridge/latest/userguide/
@@ -76,9 +77,12 @@ def _only_absence(pattern: Mapping[str, Any]) -> bool:
 
 def _field_matches(rules: Sequence[Any], value: Any) -> bool:
     values = value if isinstance(value, list) else [value]
+    # "Exists matching only works on leaf nodes": an object is never there for it
+    # (eb-event-patterns-content-based-filtering.html, "Exists matching").
+    leaf_present = value is not _MISSING and not isinstance(value, Mapping)
     for rule in rules:
         if isinstance(rule, Mapping) and "exists" in rule:
-            if bool(rule["exists"]) == (value is not _MISSING):
+            if bool(rule["exists"]) == leaf_present:
                 return True
             continue
         if value is _MISSING:

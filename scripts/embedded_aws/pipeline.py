@@ -57,6 +57,15 @@ class LocalPipeline:
     def client(self, service: str) -> Any:
         return client(service, self.endpoint, self.region)
 
+    def loopback_url(self, url: str) -> str:
+        """Where an applied function URL is served here: ``https://<url-id>.lambda-url.<region>.on.aws/``
+        (as Terraform outputs it, path and query kept) -> ``http://127.0.0.1:<port>/...``."""
+        return self.cloud.function_urls.loopback_url(url)
+
+    def function_url(self, function_name: str) -> str:
+        """The loopback address serving the URL of the function ``function_name`` (name or ARN)."""
+        return self.loopback_url(self.cloud.function_urls.function_url(function_name))
+
     def handler_environment(self) -> dict[str, str]:
         """Environment under which this process may call the task store against the emulator."""
         return {

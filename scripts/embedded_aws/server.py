@@ -18,8 +18,12 @@ from typing import Any
 from embedded_aws.clock import VirtualClock, install_in_moto
 from embedded_aws.dynamodb_size_limits import enforce_dynamodb_size_limits
 from embedded_aws.dynamodb_transactions import make_transactions_atomic
+from embedded_aws.event_bus import support_event_pattern_rules
 from embedded_aws.filter_validation import refuse_invalid_filter_patterns
+from embedded_aws.kms_hmac_keys import support_hmac_keys
 from embedded_aws.lambda_account_settings import report_account_settings
+from embedded_aws.lambda_function_urls import support_function_urls
+from embedded_aws.lambda_permission_statements import store_permission_conditions
 from embedded_aws.scheduler_client_token import honour_schedule_client_tokens
 from embedded_aws.ses_account import report_ses_account
 from embedded_aws.ses_v2 import support_ses_v2
@@ -150,8 +154,12 @@ def embedded_aws(port: int | None = None, clock: VirtualClock | None = None) -> 
     scan_queues_with_one_clock_read()
     refuse_invalid_filter_patterns()
     report_account_settings()
+    support_function_urls()
+    store_permission_conditions()
+    support_hmac_keys()
     report_ses_account()
     support_ses_v2()
+    support_event_pattern_rules()
     honour_schedule_client_tokens()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     if clock is not None:

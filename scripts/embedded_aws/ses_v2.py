@@ -23,14 +23,16 @@ worker and Terraform rely on:
 
 The fix adds the missing actions to moto's SES v2 responses and records each accepted SendEmail
 request with its message id; ``sent_emails`` reads them back (in-process, or from the process running
-the embedded server). Installed by ``support_ses_v2`` (idempotent).
+the embedded server). Each accepted SendEmail then has its events published
+(``ses_event_publishing``, outcomes set with ``ses_outcomes``). Installed by ``support_ses_v2``
+(idempotent).
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC
 from typing import Any
 
@@ -41,7 +43,7 @@ _LOCK = threading.RLock()
 @dataclass(frozen=True)
 class SentEmail:
     """One email SES accepted: its id, when (seconds since the epoch on the emulator's clock, the
-    virtual one when installed) and the SendEmail request's fields that matter."""
+    virtual one when installed) and the SendEmail request's fields that matter (its message tags too)."""
 
     message_id: str
     sent_at: float
@@ -53,6 +55,7 @@ class SentEmail:
     headers: dict[str, str]
     reply_to: tuple[str, ...]
     configuration_set: str | None
+    tags: dict[str, str] = field(default_factory=dict)  # the EmailTags, name to value
 
 
 def _state(backend: Any) -> dict[str, Any]:
@@ -73,6 +76,28 @@ def sent_emails(region: str, account_id: str | None = None) -> list[SentEmail]:
     backend = sesv2_backends[account_id or DEFAULT_ACCOUNT_ID][region]
     with _LOCK:
         return list(_state(backend)["sent"])
+
+
+def event_destinations(backend: Any, configuration_set: str) -> list[dict[str, Any]]:
+    """The event destinations of a configuration set, as CreateConfigurationSetEventDestination kept them."""
+    with _LOCK:
+        return [dict(d) for d in _state(backend)["destinations"].get(configuration_set, {}).values()]
+
+
+def is_suppressed(backend: Any, address: str) -> bool:
+    """Whether ``address`` is on the account's suppression list (one backend: account and region)."""
+    with _LOCK:
+        return address.lower() in _state(backend)["suppressed"]
+
+
+def suppress(backend: Any, address: str, reason: str, at: float) -> None:
+    """Put ``address`` on the account's suppression list as SES does after a hard bounce or complaint."""
+    with _LOCK:
+        _state(backend)["suppressed"][address.lower()] = {
+            "EmailAddress": address,
+            "Reason": reason,
+            "LastUpdateTime": at,
+        }
 
 
 def _not_found(message: str) -> Exception:
@@ -108,6 +133,7 @@ def _recorded(request: dict[str, Any], message_id: str) -> SentEmail:
         headers={str(h["Name"]): str(h["Value"]) for h in simple.get("Headers", [])},
         reply_to=tuple(request.get("ReplyToAddresses", [])),
         configuration_set=request.get("ConfigurationSetName"),
+        tags={str(t["Name"]): str(t["Value"]) for t in request.get("EmailTags", [])},
     )
 
 
@@ -129,6 +155,9 @@ def _responses(original_send: Any, original_get_configuration_set: Any) -> dict[
         state = _state(self.sesv2_backend)
         with _LOCK:
             state["sent"].append(record)
+        from embedded_aws.ses_event_publishing import publish_accepted
+
+        publish_accepted(self, request, record)
         return str(result)
 
     def put_suppressed_destination(self: Any) -> str:

@@ -2,10 +2,12 @@
 
 After the scrape job, ``outreach campaign schedule --from-job`` plans a two-step campaign (the
 follow-up a day later) to the first address of every scraped site, one of them put on the account's
-suppression list first. The virtual clock then jumps to each next send time; the applied Scheduler
-schedules fire the email worker, which sends through the embedded SES. The report counts the emails
-sent per step (the campaign's Finished tasks, and what SES accepted), the suppressed ones and the
-failed ones by reason, and the tasks still open.
+suppression list first; each email links the one-click unsubscribe endpoint. The virtual clock then
+jumps to each next send time; the applied Scheduler schedules fire the email worker, which sends
+through the embedded SES. Between the steps the campaign listens (``local_listening``): a hard bounce,
+a one-click unsubscribe and a link scanner's GET. The report counts the emails sent per step (the
+campaign's Finished tasks, and what SES accepted), the suppressed ones and the failed ones by reason,
+the tasks still open, and what the listening did.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 from embedded_aws.pipeline import LocalPipeline
 from embedded_aws.ses_v2 import sent_emails
 from outreach.task_model import Status
+from outreach_dev import local_listening
 
 Command = Callable[..., tuple[int, str]]
 
@@ -42,7 +45,6 @@ def campaign_file(campaign_id: str, identity: str) -> dict[str, Any]:
         "campaign_id": campaign_id,
         "sender": f"Local Outreach <{sender}>",
         "reply_to": f"replies@{domain}",
-        "unsubscribe": f"mailto:unsubscribe@{domain}?subject={{{{ email | urlencode }}}}",
         "window": _WINDOW,
         "max_per_minute": 60,
         "steps": [
@@ -52,7 +54,9 @@ def campaign_file(campaign_id: str, identity: str) -> dict[str, Any]:
     }
 
 
-def _email_flags(stack: LocalPipeline) -> list[str]:
+def email_flags(stack: LocalPipeline) -> list[str]:
+    """The ``outreach`` options naming the applied root's email parts: schedules, worker, SES identity,
+    the contact ledger and the one-click unsubscribe endpoint with its key."""
     outputs = stack.outputs
     return [
         "--email-schedule-group", str(outputs["email_schedule_group"]),
@@ -60,28 +64,38 @@ def _email_flags(stack: LocalPipeline) -> list[str]:
         "--email-scheduler-role-arn", str(outputs["email_scheduler_role_arn"]),
         "--email-dlq-arn", str(outputs["email_dlq_arn"]),
         "--email-sender-identity", str(outputs["email_sender_identity"]),
+        "--contacts-table", str(outputs["contacts_table_name"]),
+        "--unsubscribe-url", str(outputs["unsubscribe_url"]),
+        "--unsubscribe-key-arn", str(outputs["unsubscribe_key_arn"]),
     ]  # fmt: skip
 
 
-def _pending_send_times(stack: LocalPipeline, campaign_id: str) -> list[float]:
+def _open_send_times(stack: LocalPipeline, campaign_id: str, last_step: int | None) -> list[float]:
+    """Send times of the campaign's open emails (of steps up to ``last_step``, if given), earliest first."""
     from outreach_operator import task_queries
 
     with stack.as_caller():
-        pending = task_queries.job_tasks_with_status(campaign_id, Status.PENDING)
-    return sorted(task.email.send_time.timestamp() for task in pending if task.email is not None)
+        tasks = [
+            task
+            for status in (Status.PENDING, Status.RUNNING)
+            for task in task_queries.job_tasks_with_status(campaign_id, status)
+        ]
+    return sorted(
+        task.email.send_time.timestamp()
+        for task in tasks
+        if task.email is not None and (last_step is None or task.email.step <= last_step)
+    )
 
 
-def _open_count(stack: LocalPipeline, campaign_id: str) -> int:
-    counts = stack.job_counts(campaign_id)
-    return counts[Status.PENDING.value] + counts[Status.RUNNING.value]
-
-
-def send_all(stack: LocalPipeline, campaign_id: str, *, timeout: float) -> None:
-    """Jump the virtual clock to each next send time until no email of the campaign is open."""
+def send_all(stack: LocalPipeline, campaign_id: str, *, timeout: float, last_step: int | None = None) -> None:
+    """Jump the virtual clock to each next send time until no email of the campaign (of its steps up to
+    ``last_step``, if given) is open."""
     deadline = time.monotonic() + timeout
-    while _open_count(stack, campaign_id) and time.monotonic() < deadline:
-        due = _pending_send_times(stack, campaign_id)
-        if due and due[0] > stack.clock.now():
+    while time.monotonic() < deadline:
+        due = _open_send_times(stack, campaign_id, last_step)
+        if not due:
+            return
+        if due[0] > stack.clock.now():
             stack.clock.advance(due[0] - stack.clock.now() + 1)
         time.sleep(1.0)
 
@@ -99,22 +113,35 @@ def run_campaign(stack: LocalPipeline, command: Command, job_id: str, *, timeout
         path = Path(directory) / "campaign.json"
         path.write_text(json.dumps(campaign_file(campaign_id, str(stack.outputs["email_sender_identity"]))))
         args = ["campaign", "schedule", "--campaign", str(path), "--from-job", job_id, "--skip-invalid"]
-        first_recipient = _first_recipient(stack, job_id)
+        recipients = _recipients(stack, job_id)
+        first_recipient = recipients[0] if recipients else ""
         if first_recipient:
             suppress(stack, first_recipient)
-        code, out = command(stack, "--json", *_email_flags(stack), *args, "--start", start.isoformat())
-    if code != 0:
-        raise RuntimeError(f"outreach campaign schedule exited {code}: {out}")
-    scheduled = json.loads(out)
-    send_all(stack, campaign_id, timeout=timeout)
+        listeners = local_listening.Listeners.of(recipients)
+        with local_listening.bouncing(listeners):
+            code, out = command(stack, "--json", *email_flags(stack), *args, "--start", start.isoformat())
+            if code != 0:
+                raise RuntimeError(f"outreach campaign schedule exited {code}: {out}")
+            scheduled = json.loads(out)
+            send_all(stack, campaign_id, timeout=timeout, last_step=1)
+            answers: dict[str, int] = {}
+            if listeners is not None:
+                local_listening.wait_recorded(stack, listeners, timeout=timeout)
+                answers = local_listening.click(stack, campaign_id, listeners)
+            send_all(stack, campaign_id, timeout=timeout)
     code, out = command(stack, "--json", "campaign", "status", campaign_id)
     if code != 0:
         raise RuntimeError(f"outreach campaign status exited {code}: {out}")
-    return campaign_report(scheduled, json.loads(out), len(sent_emails(stack.region)), first_recipient)
+    status = json.loads(out)
+    report = campaign_report(scheduled, status, len(sent_emails(stack.region)), first_recipient)
+    if listeners is not None:
+        report["listening"] = local_listening.listening_report(stack, campaign_id, listeners, answers, status)
+    return report
 
 
-def _first_recipient(stack: LocalPipeline, job_id: str) -> str:
-    """The address the campaign's first recipient will get (the one put on the suppression list)."""
+def _recipients(stack: LocalPipeline, job_id: str) -> list[str]:
+    """The addresses the campaign will go to, in the planner's order (the first is put on the
+    suppression list)."""
     from outreach_operator.campaigns.recipients import recipients_from_results
     from outreach_operator.cli.jobs import result_documents, result_keys, result_task_id
 
@@ -123,7 +150,7 @@ def _first_recipient(stack: LocalPipeline, job_id: str) -> str:
         keys = result_keys(bucket, job_id)
         pairs = ((result_task_id(job_id, key), doc) for key, doc in result_documents(bucket, keys))
         recipients = recipients_from_results(pairs)
-    return recipients.valid[0].email if recipients.valid else ""
+    return [recipient.email for recipient in recipients.valid]
 
 
 def campaign_report(
@@ -161,4 +188,5 @@ def report_lines(report: Mapping[str, Any]) -> list[str]:
         f"({report['suppressed_address'] or 'none'} on the suppression list)",
         f"  not sent       {report['not_sent_by_reason'] or 'none'}",
         f"  still open     {report['still_open']}",
+        *(local_listening.report_lines(report["listening"]) if "listening" in report else []),
     ]

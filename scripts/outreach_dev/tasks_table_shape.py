@@ -1,7 +1,8 @@
 """The tasks table as modules/tasks-table declares it, created on an in-process AWS (moto) by name.
 
 The keys, attributes, indexes and stream are read from the module's ``aws_dynamodb_table`` resource,
-so tests and benchmarks run on the table Terraform creates.
+so tests and benchmarks run on the table Terraform creates. ``module_table_definition`` reads any
+module's table the same way (``contacts_table_shape`` reads modules/contact-ledger with it).
 """
 
 from __future__ import annotations
@@ -16,48 +17,58 @@ from outreach_dev import terraform_hcl
 MODULE = "tasks-table"
 
 
-def _resolved(value: Any) -> Any:
-    """A literal, or a ``local.`` of the module (the index name is one)."""
+def _resolved(module: str, value: Any) -> Any:
+    """A literal, or a ``local.`` of the module (an index name or a key may be one)."""
     text = terraform_hcl.strip(value)
     if isinstance(text, str) and text.startswith("local."):
-        return terraform_hcl.named(terraform_hcl.load_module(terraform_hcl.module_dir(MODULE)), "locals")[
+        return terraform_hcl.named(terraform_hcl.load_module(terraform_hcl.module_dir(module)), "locals")[
             text.removeprefix("local.")
         ]
     return text
 
 
-def _keys(block: dict[str, Any]) -> list[dict[str, str]]:
-    keys = [{"AttributeName": str(block["hash_key"]), "KeyType": "HASH"}]
+def _keys(module: str, block: dict[str, Any]) -> list[dict[str, str]]:
+    keys = [{"AttributeName": str(_resolved(module, block["hash_key"])), "KeyType": "HASH"}]
     if block.get("range_key"):
-        keys.append({"AttributeName": str(block["range_key"]), "KeyType": "RANGE"})
+        keys.append({"AttributeName": str(_resolved(module, block["range_key"])), "KeyType": "RANGE"})
     return keys
 
 
 @cache
-def table_definition() -> dict[str, Any]:
-    """``CreateTable`` arguments (without the name) for the table the module declares."""
+def module_table_definition(module: str) -> dict[str, Any]:
+    """``CreateTable`` arguments (without the name) for the ``aws_dynamodb_table.this`` of ``module``."""
     table = terraform_hcl.resource(
-        terraform_hcl.load_module(terraform_hcl.module_dir(MODULE)), "aws_dynamodb_table", "this"
+        terraform_hcl.load_module(terraform_hcl.module_dir(module)), "aws_dynamodb_table", "this"
     )
-    return {
+    definition: dict[str, Any] = {
         "BillingMode": str(table["billing_mode"]),
         "AttributeDefinitions": [
-            {"AttributeName": str(a["name"]), "AttributeType": str(a["type"])} for a in table["attribute"]
+            {"AttributeName": str(_resolved(module, a["name"])), "AttributeType": str(a["type"])}
+            for a in table["attribute"]
         ],
-        "KeySchema": _keys(table),
-        "GlobalSecondaryIndexes": [
-            {
-                "IndexName": str(_resolved(index["name"])),
-                "KeySchema": _keys(index),
-                "Projection": {"ProjectionType": str(index["projection_type"])},
-            }
-            for index in table.get("global_secondary_index", [])
-        ],
-        "StreamSpecification": {
-            "StreamEnabled": bool(table["stream_enabled"]),
-            "StreamViewType": str(table["stream_view_type"]),
-        },
+        "KeySchema": _keys(module, table),
     }
+    indexes = [
+        {
+            "IndexName": str(_resolved(module, index["name"])),
+            "KeySchema": _keys(module, index),
+            "Projection": {"ProjectionType": str(index["projection_type"])},
+        }
+        for index in table.get("global_secondary_index", [])
+    ]
+    if indexes:
+        definition["GlobalSecondaryIndexes"] = indexes
+    if table.get("stream_enabled") is True:
+        definition["StreamSpecification"] = {
+            "StreamEnabled": True,
+            "StreamViewType": str(table["stream_view_type"]),
+        }
+    return definition
+
+
+def table_definition() -> dict[str, Any]:
+    """``CreateTable`` arguments (without the name) for the table the module declares."""
+    return module_table_definition(MODULE)
 
 
 def index_names() -> list[str]:

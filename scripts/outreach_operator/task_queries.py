@@ -1,5 +1,5 @@
 """The operator's queries of the tasks table: every job, a job's tasks in one status, open tasks in a
-time window; built on the task store's readers.
+time window, open emails to a domain; built on the task store's readers.
 
 The Lambda functions never ask these questions (they read one task, or the open ones through
 ``task_store.open_tasks``), so they live with the command line and no function's zip carries them.
@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from outreach import task_store
+from outreach import contacts, task_store
+from outreach.errors import MalformedFieldError
 from outreach.task_model import Kind, Status, Task
 
 
@@ -97,6 +98,34 @@ def open_tasks_between(
         kind, status, updated="updated_at BETWEEN :start AND :end", values=values, filter_expression=only
     )
     return [Task.from_item(row) for row in found]
+
+
+def open_emails_to_domain(domain: str, status: Status) -> list[Task]:
+    """Open email tasks in ``status`` whose recipient is at ``domain`` (exactly that domain, as
+    ``contacts.normalise_domain`` gives it), in every campaign: a Query of the ``open-tasks`` index,
+    filtered on ``@<domain>`` in the recipient (DynamoDB has no ends-with; each row's domain is then
+    compared exactly)."""
+    if not status.is_open:
+        raise ValueError(f"only open statuses are indexed, not {status}")
+    wanted = contacts.normalise_domain(domain)
+    found = task_store.open_index_rows(
+        Kind.EMAIL,
+        status,
+        filter_expression="contains(recipient, :at) OR contains(recipient_key, :at)",
+        values={":at": f"@{wanted}"},
+    )
+    tasks = []
+    for row in found:
+        task = Task.from_item(row)
+        if task.email is None:
+            continue
+        try:
+            at = contacts.normalise_domain(task.email.recipient, field="recipient")
+        except MalformedFieldError:  # outcome: no domain to compare (Task.from_item checked the address)
+            continue
+        if at == wanted:
+            tasks.append(task)
+    return tasks
 
 
 def task_rows(task_ids: Sequence[str], attributes: Sequence[str] = ()) -> dict[str, dict[str, Any]]:

@@ -17,6 +17,7 @@ from embedded_aws.clock import VirtualClock
 from embedded_aws.runtime import FunctionRuntime
 from embedded_aws.schedules import ScheduleRunner
 from tests.embedded_aws.conftest import Lab, wait_for
+from tests.embedded_aws.test_eventbridge_rules import queue_policy
 
 pytestmark = pytest.mark.e2e
 
@@ -392,13 +393,15 @@ def test_an_async_failure_record_on_eventbridge_has_source_aws_lambda(
     events = client("events", lab.endpoint)
     bus_arn = events.create_event_bus(Name="failures")["EventBusArn"]
     seen_url, seen_arn, _ = lab.queue("seen")
-    events.put_rule(
+    rule_arn = events.put_rule(
         Name="lambda-failures",
         EventBusName="failures",
         EventPattern=json.dumps(
             {"source": ["aws.lambda"], "detail-type": ["Lambda Function Invocation Result - Failure"]}
         ),
-    )
+    )["RuleArn"]
+    # EventBridge sends to a queue whose policy allows it (eb-use-resource-based.html#eb-sqs-permissions).
+    lab.sqs.set_queue_attributes(QueueUrl=seen_url, Attributes={"Policy": queue_policy(seen_arn, rule_arn)})
     events.put_targets(
         Rule="lambda-failures", EventBusName="failures", Targets=[{"Id": "q", "Arn": seen_arn}]
     )

@@ -1,14 +1,17 @@
-"""What the email worker's tests share: SES ready at the first send time, one invocation, a task read."""
+"""What the email worker's tests share: SES ready at the first send time, one invocation, a task read,
+and the SendEmail requests the worker made."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
+import boto3
 import pytest
 
-from outreach import clock, email_worker, task_store
+from outreach import clients, clock, email_worker, task_store
 from outreach.task_model import Task
-from tests.support.aws import Resources
+from tests.support.aws import REGION, Resources
 from tests.support.email import CONFIGURATION_SET, FIRST_SEND, create_ses_resources
 from tests.support.lambda_context import FakeContext
 
@@ -36,3 +39,26 @@ def stored_task(task_id: str) -> Task:
     task = task_store.get_task(task_id)
     assert task is not None
     return task
+
+
+class RecordingSes:
+    """The worker's SES client (moto's), recording every SendEmail request it is given, in order."""
+
+    def __init__(self) -> None:
+        self._client = boto3.client("sesv2", region_name=REGION)
+        self.requests: list[dict[str, Any]] = []
+
+    def send_email(self, **request: Any) -> Any:
+        self.requests.append(request)
+        return self._client.send_email(**request)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+
+@pytest.fixture
+def recording_ses(ses: list[float], monkeypatch: pytest.MonkeyPatch) -> RecordingSes:
+    """SES as ``ses`` makes it ready, each SendEmail request the worker makes kept in ``requests``."""
+    recorder = RecordingSes()
+    monkeypatch.setattr(clients, "sesv2", lambda: recorder)
+    return recorder

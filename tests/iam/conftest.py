@@ -13,8 +13,12 @@ import pytest
 
 from tests.iam import planned_roles
 from tests.iam.planned_roles import Plan
-from tests.iam.recording import Recording
+from tests.iam.recording import TIMEOUT_SECONDS, Recording
 from tests.iam.scenarios import FUNCTIONS
+
+# The first test that asks for the evidence waits for the recording and the plan: its timeout is
+# theirs (the recording's deadline plus the plan's few minutes), not pytest's default.
+EVIDENCE_TIMEOUT = TIMEOUT_SECONDS + 300
 
 
 @dataclass(frozen=True)

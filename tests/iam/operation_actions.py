@@ -18,6 +18,9 @@ the reference or the service's guide says otherwise:
   reads the account's suppression list and has no resource type, so its only resource is ``*``
   (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonsimpleemailservicev2.html;
   ``platform_actions.NO_RESOURCE_TYPE_ACTIONS`` lists it).
+- KMS ``GenerateMac`` and ``VerifyMac`` are authorized on the key (resource type ``key``), which the
+  request names by ``KeyId``, its ARN or id
+  (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awskeymanagementservice.html).
 - EventBridge Scheduler's ``CreateSchedule``, ``GetSchedule`` and ``DeleteSchedule`` are authorized
   on the schedule, ``schedule/<group>/<name>``; ``CreateSchedule`` also needs ``iam:PassRole`` on the
   role its target is given (``Target.RoleArn``), its dependent action
@@ -161,6 +164,8 @@ def needs_of(record: Mapping[str, Any], function: PlannedFunction, plan: Plan) -
             role = plan.role_arn(_planned_value(record, resources["RoleArn"], function))
             passed = context_of({PASSED_TO_SERVICE: [SCHEDULER_PRINCIPAL]})
             yield Need("iam:PassRole", role, f"{reason}, which passes the schedule's role", passed)
+    elif "KeyId" in resources:
+        yield Need(action, plan.kms_key_arn(_planned_value(record, resources["KeyId"], function)), reason)
     elif "FromEmailAddress" in resources:
         sender = context_of({FROM_ADDRESS: [parseaddr(resources["FromEmailAddress"])[1]]})
         try:

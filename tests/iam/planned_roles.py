@@ -100,6 +100,18 @@ class Plan:
     def role_arn(self, arn: str) -> str:
         return self._one("aws_iam_role", "arn", arn, "arn")
 
+    def kms_key_arn(self, key: str) -> str:
+        """The planned KMS key a request names by its ARN or its key id (KMS takes either as KeyId:
+        https://docs.aws.amazon.com/kms/latest/APIReference/API_VerifyMac.html)."""
+        found = [
+            str(values["arn"])
+            for _, values in self.of_type("aws_kms_key")
+            if key in (values.get("arn"), values.get("key_id"))
+        ]
+        if len(found) != 1:
+            raise LookupError(f"{len(found)} planned aws_kms_key named {key!r}")
+        return found[0]
+
     def configuration_set_arn(self, name: str) -> str:
         return self._one("aws_sesv2_configuration_set", "configuration_set_name", name, "arn")
 

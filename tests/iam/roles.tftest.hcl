@@ -197,6 +197,82 @@ override_resource {
   }
 }
 
+override_resource {
+  target          = module.pipeline.module.contact_ledger.aws_dynamodb_table.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-prod-contacts"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.email_feedback.aws_sqs_queue.events
+  override_during = plan
+  values = {
+    arn = "arn:aws:sqs:eu-central-1:111122223333:outreach-prod-ses-events"
+    url = "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-prod-ses-events"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.email_feedback.module.dlq.aws_sqs_queue.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:sqs:eu-central-1:111122223333:outreach-prod-ses-events-dlq"
+    url = "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-prod-ses-events-dlq"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.email_feedback.aws_cloudwatch_event_rule.ses_events
+  override_during = plan
+  values = {
+    arn = "arn:aws:events:eu-central-1:111122223333:rule/outreach-prod-ses-events"
+  }
+}
+
+# The unsubscribe tokens' HMAC key: the endpoint's role verifies with it, named by its ARN.
+override_resource {
+  target          = module.pipeline.module.email_feedback.aws_kms_key.unsubscribe
+  override_during = plan
+  values = {
+    arn    = "arn:aws:kms:eu-central-1:111122223333:key/0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0"
+    key_id = "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.email_feedback.module.consumer.aws_lambda_function.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:lambda:eu-central-1:111122223333:function:outreach-prod-ses-event-consumer"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.email_feedback.module.consumer.aws_cloudwatch_log_group.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:logs:eu-central-1:111122223333:log-group:/aws/lambda/outreach-prod-ses-event-consumer"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.email_feedback.module.unsubscribe.aws_lambda_function.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:lambda:eu-central-1:111122223333:function:outreach-prod-unsubscribe"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.email_feedback.module.unsubscribe.aws_cloudwatch_log_group.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:logs:eu-central-1:111122223333:log-group:/aws/lambda/outreach-prod-unsubscribe"
+  }
+}
+
 run "plan_the_prod_roles" {
   command = plan
 }

@@ -17,7 +17,12 @@ The rows reuse the handlers' own unit tests on moto, so the recording covers eve
   (``test_email_worker_promises.py``): the planned address only, never early, ambiguous sends left
   Running, malformed rows isolated;
 - email reconciler: missing schedules recreated, overdue emails sent now or failed too late, a crash
-  after send marked delivery_unknown.
+  after send marked delivery_unknown;
+- SES event consumer: every event kind marked on its task and counted once under duplicates, hard
+  bounces, complaints, the soft-bounce limit and unsubscribe fan-outs stopping the address and
+  cancelling its open emails (schedules deleted), unparseable records failed alone;
+- unsubscribe endpoint: a GET's confirmation page, a POST's opt-out recorded and fanned out to the
+  ses-events queue, forged, altered and replayed tokens refused.
 
 The functions are those of modules/outreach-pipeline/functions.json; each row names the tests of
 one of them (deployed as ``outreach-prod-<name>``, its handler's module from the manifest). A new
@@ -56,6 +61,8 @@ TESTS: Mapping[str, tuple[str, ...]] = {
         "tests/functions/test_email_reconciler.py",
     ),
     "email_reconciler": ("tests/functions/test_email_reconciler.py",),
+    "ses_event_consumer": ("tests/functions/test_ses_event_consumer.py",),
+    "unsubscribe": ("tests/functions/unsubscribe",),
 }
 
 _missing = sorted(set(function_manifest.FUNCTIONS) - set(TESTS))

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from embedded_aws.iam_policies import documents_allow
-from tests.iam.conftest import Evidence
+from tests.iam.conftest import EVIDENCE_TIMEOUT, Evidence
 from tests.iam.function_needs import function_needs
 from tests.iam.needs import Need, context_of
 from tests.iam.operation_actions import FROM_ADDRESS, LEADING_KEYS, PASSED_TO_SERVICE
@@ -26,7 +26,10 @@ from tests.iam.role_comparison import ITEM_ACTIONS, Comparison, ConditionFinding
 from tests.iam.scenarios import FUNCTIONS
 from tests.iam.trust import scheduler_trust_findings
 
+pytestmark = pytest.mark.timeout(EVIDENCE_TIMEOUT)
+
 TABLE = "arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-prod-tasks"
+LEDGER = "arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-prod-contacts"
 IDENTITY = "arn:aws:ses:eu-central-1:111122223333:identity/example.com"
 CONFIGURATION_SET = "arn:aws:ses:eu-central-1:111122223333:configuration-set/outreach-prod-email"
 SCHEDULER_ROLE = "arn:aws:iam::111122223333:role/outreach-prod-email-scheduler"
@@ -35,6 +38,8 @@ WORKER = "outreach-prod-email-worker"
 SCRAPE_RECONCILER = "outreach-prod-scrape-reconciler"
 EMAIL_RECONCILER = "outreach-prod-email-reconciler"
 DISPATCHER = "outreach-prod-dispatcher"
+CONSUMER = "outreach-prod-ses-event-consumer"
+UNSUBSCRIBE = "outreach-prod-unsubscribe"
 
 # One key of each kind of row in the tasks table (partition key task_id only).
 KEYS = {
@@ -56,6 +61,31 @@ REACHES: dict[str, dict[str, set[str]]] = {
         "dynamodb:UpdateItem": {"email task", "counter shard"},
     },
     EMAIL_RECONCILER: {"dynamodb:UpdateItem": {"email task", "counter shard"}},
+    CONSUMER: {
+        "dynamodb:GetItem": {"email task"},
+        "dynamodb:BatchGetItem": {"email task"},
+        "dynamodb:UpdateItem": {"email task", "counter shard"},
+    },
+    UNSUBSCRIBE: {},
+}
+# One key of each kind of record in the contact ledger (partition key contact_key only).
+LEDGER_KEYS = {
+    "address record": "address#someone@example.com",
+    "domain record": "domain#example.com",
+}
+# What each function may do to which kind of ledger record; every other (action, kind) is refused.
+LEDGER_REACHES: dict[str, dict[str, set[str]]] = {
+    DISPATCHER: {},
+    SCRAPER: {},
+    SCRAPE_RECONCILER: {},
+    WORKER: {"dynamodb:BatchGetItem": {"address record", "domain record"}},
+    EMAIL_RECONCILER: {},
+    CONSUMER: {
+        "dynamodb:GetItem": {"address record"},
+        "dynamodb:BatchGetItem": {"address record", "domain record"},
+        "dynamodb:UpdateItem": {"address record"},
+    },
+    UNSUBSCRIBE: {"dynamodb:UpdateItem": {"address record"}},
 }
 # Statements that read or write the table's items, each with its LeadingKeys patterns.
 KEYED_STATEMENTS = [
@@ -65,6 +95,12 @@ KEYED_STATEMENTS = [
     (WORKER, "ReadEmailTasks", ["email#*"]),
     (WORKER, "ClaimAndCompleteEmailTasks", ["email#*", "job#*#?"]),
     (EMAIL_RECONCILER, "MoveStrandedEmailTasks", ["email#*", "job#*#?"]),
+    (WORKER, "ReadContactStops", ["address#*", "domain#*"]),
+    (CONSUMER, "RecordContactEvents", ["address#*"]),
+    (CONSUMER, "ReadContactStops", ["address#*", "domain#*"]),
+    (CONSUMER, "ReadEmailTasks", ["email#*"]),
+    (CONSUMER, "MarkAndCancelEmailTasks", ["email#*", "job#*#?"]),
+    (UNSUBSCRIBE, "RecordUnsubscribes", ["address#*"]),
 ]
 
 
@@ -134,16 +170,18 @@ def test_every_recorded_key_of_a_function_is_within_its_roles_leading_keys(
         n for n in keyed if not documents_allow([function.policy], n.action, n.resource, n.request_context)
     ]
     assert outside == []
-    assert bool(keyed) == bool(REACHES[name]), "the recording names the keys of every table request"
+    reaches = bool(REACHES[name]) or bool(LEDGER_REACHES[name])
+    assert bool(keyed) == reaches, "the recording names the keys of every table request"
 
 
-def _reached(policy: dict[str, Any]) -> dict[str, set[str]]:
-    """Per table item action, the kinds of row ``policy`` lets a request with that row's key reach."""
+def _reached(policy: dict[str, Any], table: str = TABLE, keys: dict[str, str] = KEYS) -> dict[str, set[str]]:
+    """Per item action, the kinds of row of ``table`` that ``policy`` lets a request with that row's
+    key reach."""
     reached = {
         action: {
             kind
-            for kind, key in KEYS.items()
-            if documents_allow([policy], action, TABLE, {LEADING_KEYS: [key]})
+            for kind, key in keys.items()
+            if documents_allow([policy], action, table, {LEADING_KEYS: [key]})
         }
         for action in sorted(ITEM_ACTIONS)
     }
@@ -155,18 +193,24 @@ def test_a_role_reaches_only_the_rows_it_owns(evidence: Evidence, name: str) -> 
     assert _reached(_function(evidence, name).policy) == REACHES[name]
 
 
+@pytest.mark.parametrize("name", [row.function for row in FUNCTIONS])
+def test_a_role_reaches_only_the_contact_records_it_owns(evidence: Evidence, name: str) -> None:
+    assert _reached(_function(evidence, name).policy, LEDGER, LEDGER_KEYS) == LEDGER_REACHES[name]
+
+
 @pytest.mark.parametrize(("name", "sid", "patterns"), KEYED_STATEMENTS)
 def test_a_table_request_naming_no_key_or_keys_of_two_kinds_is_refused(
     evidence: Evidence, name: str, sid: str, patterns: list[str]
 ) -> None:
     function = _function(evidence, name)
     statement = _statement(function.policy, sid)
+    (table,) = statement["Resource"]
     foreign = "email#spring#1" if patterns[0].startswith("scrape") else "scrape#job-1#1"
     own = patterns[0].replace("*", "x")
     for action in statement["Action"]:
-        assert _allows(function, action, TABLE, **{LEADING_KEYS: [own]})
-        assert not _allows(function, action, TABLE)
-        assert not _allows(function, action, TABLE, **{LEADING_KEYS: [own, foreign]})
+        assert _allows(function, action, table, **{LEADING_KEYS: [own]})
+        assert not _allows(function, action, table)
+        assert not _allows(function, action, table, **{LEADING_KEYS: [own, foreign]})
 
 
 @pytest.mark.parametrize(("name", "sid", "patterns"), KEYED_STATEMENTS)
@@ -217,6 +261,8 @@ def test_a_leading_keys_pattern_beyond_one_key_kind_is_reported(
         (SCRAPER, "ReadScrapeTasks", ["scrape#*", "job#*#?"], "job#*#?"),
         (WORKER, "ClaimAndCompleteEmailTasks", ["email#*", "job#*#?", "scrape#*"], "scrape#*"),
         (SCRAPE_RECONCILER, "MoveStrandedTasks", ["scrape#*", "job#*#?", "email#*"], "email#*"),
+        (UNSUBSCRIBE, "RecordUnsubscribes", ["address#*", "domain#*"], "domain#*"),
+        (CONSUMER, "RecordContactEvents", ["address#*", "domain#*"], "domain#*"),
     ],
 )
 def test_a_leading_keys_pattern_no_recorded_key_uses_is_reported(

@@ -12,13 +12,15 @@ from typing import Any
 
 import pytest
 
-from tests.iam.conftest import Evidence
+from tests.iam.conftest import EVIDENCE_TIMEOUT, Evidence
 from tests.iam.function_needs import function_needs
 from tests.iam.needs import Need
 from tests.iam.planned_roles import PlannedFunction
 from tests.iam.platform_actions import customer_managed_keys
 from tests.iam.role_comparison import Comparison, Grant, compare, grants
 from tests.iam.scenarios import FUNCTIONS
+
+pytestmark = pytest.mark.timeout(EVIDENCE_TIMEOUT)
 
 FUNCTION_NAMES = [row.function for row in FUNCTIONS]
 
@@ -100,6 +102,15 @@ def test_no_function_touches_a_resource_encrypted_with_a_customer_managed_key(ev
         ("outreach-prod-email-reconciler", "scheduler:GetSchedule"),
         ("outreach-prod-email-reconciler", "scheduler:DeleteSchedule"),
         ("outreach-prod-email-reconciler", "iam:PassRole"),
+        ("outreach-prod-email-worker", "dynamodb:BatchGetItem"),
+        ("outreach-prod-ses-event-consumer", "dynamodb:Query"),
+        ("outreach-prod-ses-event-consumer", "dynamodb:BatchGetItem"),
+        ("outreach-prod-ses-event-consumer", "dynamodb:UpdateItem"),
+        ("outreach-prod-ses-event-consumer", "scheduler:DeleteSchedule"),
+        ("outreach-prod-ses-event-consumer", "sqs:ReceiveMessage"),
+        ("outreach-prod-unsubscribe", "kms:VerifyMac"),
+        ("outreach-prod-unsubscribe", "dynamodb:UpdateItem"),
+        ("outreach-prod-unsubscribe", "sqs:SendMessage"),
     ],
 )
 def test_an_action_removed_from_a_role_is_reported_missing_on_each_resource_that_needs_it(
@@ -126,6 +137,12 @@ def test_an_action_removed_from_a_role_is_reported_missing_on_each_resource_that
         ("outreach-prod-email-worker", "SendWithTheCampaignIdentity", "ses:SendRawEmail"),
         ("outreach-prod-email-reconciler", "ManageEmailSchedules", "scheduler:UpdateSchedule"),
         ("outreach-prod-email-reconciler", "PassSchedulerRole", "iam:GetRole"),
+        ("outreach-prod-email-worker", "ReadContactStops", "dynamodb:UpdateItem"),
+        ("outreach-prod-ses-event-consumer", "DeleteCancelledEmailSchedules", "scheduler:CreateSchedule"),
+        ("outreach-prod-ses-event-consumer", "ConsumeSesEvents", "sqs:SendMessage"),
+        ("outreach-prod-unsubscribe", "VerifyUnsubscribeTokens", "kms:GenerateMac"),
+        ("outreach-prod-unsubscribe", "RecordUnsubscribes", "dynamodb:PutItem"),
+        ("outreach-prod-unsubscribe", "FanOutUnsubscribes", "sqs:ReceiveMessage"),
     ],
 )
 def test_an_unused_action_added_to_a_role_is_reported_unused_on_each_resource_it_names(
@@ -174,6 +191,22 @@ def test_an_unused_action_added_to_a_role_is_reported_unused_on_each_resource_it
             "arn:aws:scheduler:eu-central-1:111122223333:schedule/outreach-prod-email*",
         ),
         ("outreach-prod-email-reconciler", "PassSchedulerRole", "arn:aws:iam::111122223333:role/*"),
+        (
+            "outreach-prod-email-worker",
+            "ReadContactStops",
+            "arn:aws:dynamodb:eu-central-1:111122223333:table/*",
+        ),
+        (
+            "outreach-prod-ses-event-consumer",
+            "DeleteCancelledEmailSchedules",
+            "arn:aws:scheduler:eu-central-1:111122223333:schedule/*",
+        ),
+        (
+            "outreach-prod-unsubscribe",
+            "VerifyUnsubscribeTokens",
+            "arn:aws:kms:eu-central-1:111122223333:key/*",
+        ),
+        ("outreach-prod-unsubscribe", "FanOutUnsubscribes", "arn:aws:sqs:eu-central-1:111122223333:*"),
     ],
 )
 def test_a_resource_wider_than_one_planned_resource_is_reported_too_wide(

@@ -6,10 +6,12 @@ from typing import Any
 
 import pytest
 
-from tests.iam.conftest import Evidence
+from tests.iam.conftest import EVIDENCE_TIMEOUT, Evidence
 from tests.iam.needs import Need
 from tests.iam.operation_actions import UnresolvedResource, needs_of
 from tests.support.aws_operation_recorder import _item_keys
+
+pytestmark = pytest.mark.timeout(EVIDENCE_TIMEOUT)
 
 TABLE = "arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-prod-tasks"
 QUEUE = "arn:aws:sqs:eu-central-1:111122223333:outreach-prod-scrape"
@@ -21,6 +23,8 @@ IDENTITY = "arn:aws:ses:eu-central-1:111122223333:identity/example.com"
 CONFIGURATION_SET = "arn:aws:ses:eu-central-1:111122223333:configuration-set/outreach-prod-email"
 SCHEDULES = "arn:aws:scheduler:eu-central-1:111122223333:schedule/outreach-prod-email"
 SCHEDULER_ROLE = "arn:aws:iam::111122223333:role/outreach-prod-email-scheduler"
+UNSUBSCRIBE = "outreach-prod-unsubscribe"
+UNSUBSCRIBE_KEY = "arn:aws:kms:eu-central-1:111122223333:key/0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0"
 
 
 def _record(
@@ -83,6 +87,15 @@ def test_an_object_write_needs_the_action_on_the_object_and_listing_needs_it_on_
     listing = _record("s3", "ListObjectsV2", {"Bucket": "b"}, b=["RESULTS_BUCKET"])
     assert _needs(evidence, put) == [("s3:PutObject", f"{RESULTS}/results/j/t.json")]
     assert _needs(evidence, listing) == [("s3:ListBucket", RESULTS)]
+
+
+def test_a_mac_verification_needs_verify_mac_on_the_key_its_key_id_names(evidence: Evidence) -> None:
+    verify = _record("kms", "VerifyMac", {"KeyId": "k"}, k=["UNSUBSCRIBE_KEY_ID"])
+    assert _needs(evidence, verify, UNSUBSCRIBE) == [("kms:VerifyMac", UNSUBSCRIBE_KEY)]
+    # The planned key is found by its id as well as by its ARN (KMS takes either as KeyId).
+    assert evidence.plan.kms_key_arn("0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0") == UNSUBSCRIBE_KEY
+    with pytest.raises(LookupError, match="aws_kms_key"):
+        evidence.plan.kms_key_arn("alias/somebody-elses")
 
 
 def test_a_resource_no_variable_of_the_functions_environment_names_is_refused(evidence: Evidence) -> None:
@@ -181,7 +194,17 @@ def test_the_email_functions_recorded_calls_reach_ses_and_scheduler(evidence: Ev
         ("outreach.reconcilers.email", "CreateSchedule"),
         ("outreach.reconcilers.email", "DeleteSchedule"),
         ("outreach.reconcilers.email", "GetSchedule"),
+        ("outreach.ses_event_consumer", "DeleteSchedule"),
     }
+
+
+def test_the_unsubscribe_endpoints_recorded_calls_reach_its_key_and_queue(evidence: Evidence) -> None:
+    recorded = {
+        (r["operation"], next(iter(r["environment"].values()), ["-"])[0])
+        for r in evidence.records
+        if r["handler"] == "outreach.unsubscribe.endpoint" and r["signing_name"] in ("kms", "sqs")
+    }
+    assert recorded == {("VerifyMac", "UNSUBSCRIBE_KEY_ID"), ("SendMessage", "CONTACT_EVENTS_QUEUE_URL")}
 
 
 def test_the_recorder_names_the_key_of_each_item_a_dynamodb_request_names() -> None:

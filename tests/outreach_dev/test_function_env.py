@@ -9,7 +9,7 @@ import pytest
 from outreach import config
 from outreach.email_schedules import ScheduleTarget
 from outreach.errors import ConfigurationError
-from outreach.task_store import OPEN_TASKS_INDEX
+from outreach.task_store import OPEN_TASKS_INDEX, RECIPIENT_EMAILS_INDEX
 from outreach_dev import function_env, tasks_table_shape, terraform_hcl
 
 
@@ -25,6 +25,8 @@ COLD_START: dict[str, Callable[[], object]] = {
     "scrape_reconciler": config.for_scrape_reconciler,
     "email_worker": config.for_email_worker,
     "email_reconciler": _email_reconciler,
+    "ses_event_consumer": config.for_ses_event_consumer,
+    "unsubscribe": config.for_unsubscribe,
 }
 
 
@@ -34,19 +36,15 @@ def _terraform_environment(function: str) -> dict[str, str]:
     return {name: settings.get(name, f"resource-{name.lower()}") for name in function_env.variables(function)}
 
 
-def test_the_index_the_core_queries_is_the_one_the_module_declares() -> None:
-    assert tasks_table_shape.index_names() == [OPEN_TASKS_INDEX]
-    outputs = terraform_hcl.named(
-        terraform_hcl.load_module(terraform_hcl.module_dir("tasks-table")), "output"
-    )
-    assert (
-        tasks_table_shape.table_definition()["GlobalSecondaryIndexes"][0]["IndexName"]
-        == (
-            terraform_hcl.named(terraform_hcl.load_module(terraform_hcl.module_dir("tasks-table")), "locals")[
-                terraform_hcl.strip(outputs["open_tasks_index_name"]["value"]).removeprefix("local.")
-            ]
-        )
-    )
+def test_the_indexes_the_core_queries_are_the_ones_the_module_declares() -> None:
+    assert tasks_table_shape.index_names() == [OPEN_TASKS_INDEX, RECIPIENT_EMAILS_INDEX]
+    module = terraform_hcl.load_module(terraform_hcl.module_dir("tasks-table"))
+    outputs, declared = terraform_hcl.named(module, "output"), terraform_hcl.named(module, "locals")
+    for output, index in (
+        ("open_tasks_index_name", OPEN_TASKS_INDEX),
+        ("recipient_emails_index_name", RECIPIENT_EMAILS_INDEX),
+    ):
+        assert declared[terraform_hcl.strip(outputs[output]["value"]).removeprefix("local.")] == index
 
 
 @pytest.mark.parametrize("function", sorted(COLD_START))
@@ -87,6 +85,11 @@ def test_the_settings_are_the_modules_defaults() -> None:
         scraper["CLAIM_LEASE_MARGIN_SECONDS"]
         == function_env.settings("email_worker")["CLAIM_LEASE_MARGIN_SECONDS"]
         == str(lease)
+    )
+    # The SES event consumer's soft-bounce limit is modules/email-feedback's default.
+    feedback = terraform_hcl.variable_defaults(terraform_hcl.module_dir("email-feedback"))
+    assert function_env.settings("ses_event_consumer")["SOFT_BOUNCE_LIMIT"] == str(
+        feedback["soft_bounce_limit"]
     )
     # The scrape reconciler's thresholds are Terraform's arithmetic over those defaults.
     reconciler = function_env.settings("scrape_reconciler")

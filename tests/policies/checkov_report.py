@@ -19,7 +19,7 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CHECKOV = REPO_ROOT / ".venv-checkov" / "bin" / "checkov"
 POLICIES = REPO_ROOT / "policies"
-CUSTOM_CHECK_IDS = tuple(f"CKV_OUT_{number:03d}" for number in range(1, 9))
+CUSTOM_CHECK_IDS = tuple(f"CKV_OUT_{number:03d}" for number in range(1, 10))
 
 
 @dataclass

@@ -237,6 +237,36 @@ def test_ckv_out_005_async_lambda_invokers_and_the_invoked_function_handle_failu
     ) in detail_lines(found, "module.scheduled_job_unset_retries.aws_cloudwatch_event_target.this")
 
 
+def test_ckv_out_009_event_targets_other_than_lambda_keep_undeliverable_events_in_a_dlq(
+    fixture_report: CheckovReport,
+) -> None:
+    # GIVEN rule targets that deliver to a queue, a topic, a literal ARN or an unresolved one, raw and
+    # in a module whose dead_letter_config is a dynamic block, beside one that invokes Lambda
+    found = outcomes(fixture_report, "CKV_OUT_009", "ckv_out_009_event_target_dlq")
+    # THEN only the ones with a dead-letter queue pass, and the Lambda target is left to CKV_OUT_005
+    assert found.passed == {
+        "aws_cloudwatch_event_target.queue_with_dlq_ok",
+        "module.feed_ok.aws_cloudwatch_event_target.this",
+    }
+    assert found.failed == {
+        "aws_cloudwatch_event_target.queue_without_dlq",
+        "aws_cloudwatch_event_target.topic_without_dlq",
+        "aws_cloudwatch_event_target.literal_queue_arn_without_dlq",
+        "aws_cloudwatch_event_target.target_arn_from_unset_variable",
+        "module.feed_without_dlq.aws_cloudwatch_event_target.this",
+    }
+    assert "dead_letter_config is missing" in detail_lines(
+        found, "aws_cloudwatch_event_target.queue_without_dlq"
+    )
+    assert f"{UNRESOLVED}arn" in detail_lines(
+        found, "aws_cloudwatch_event_target.target_arn_from_unset_variable"
+    )
+    # AND the queue target CKV_OUT_005 leaves alone (it invokes no function) is this rule's
+    targets_of_005 = outcomes(fixture_report, "CKV_OUT_009", "ckv_out_005_async_invocation")
+    assert "aws_cloudwatch_event_target.queue_target" in targets_of_005.failed
+    assert not {t for t in targets_of_005.passed | targets_of_005.failed if "reconciler" in t}
+
+
 def test_ckv_out_006_stream_pipes_need_retry_limit_bisect_and_dlq(fixture_report: CheckovReport) -> None:
     # GIVEN pipes reading DynamoDB and Kinesis streams, and one reading a queue
     found = outcomes(fixture_report, "CKV_OUT_006", "ckv_out_006_stream_pipe")

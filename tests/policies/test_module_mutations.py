@@ -2,10 +2,10 @@
 
 A copy of the repository's ``modules/`` and the ``local`` environment root is scanned once as it is
 and once per mutation, each mutation removing one setting from every event source mapping (bisect,
-retry limit, on-failure destination, ReportBatchItemFailures), pipe (bisect, retry limit, DLQ) or
-Scheduler schedule (retry policy, DLQ), or giving the stream mapping a filter on a key DynamoDB
-mappings do not filter on (``eventName``). All variants sit side by side in one temporary tree, so one
-checkov run covers them.
+retry limit, on-failure destination, ReportBatchItemFailures), pipe (bisect, retry limit, DLQ),
+Scheduler schedule (retry policy, DLQ) or EventBridge rule target (DLQ), or giving the stream mapping
+a filter on a key DynamoDB mappings do not filter on (``eventName``). All variants sit side by side
+in one temporary tree, so one checkov run covers them.
 """
 
 from __future__ import annotations
@@ -25,7 +25,15 @@ ROOT = Path("terraform") / "environments" / "local"
 MAPPING = "aws_lambda_event_source_mapping"
 PIPE = "aws_pipes_pipe"
 SCHEDULE = "aws_scheduler_schedule"
-FAILURE_HANDLING_CHECKS = ("CKV_OUT_001", "CKV_OUT_002", "CKV_OUT_005", "CKV_OUT_006", "CKV_OUT_008")
+EVENT_TARGET = "aws_cloudwatch_event_target"
+FAILURE_HANDLING_CHECKS = (
+    "CKV_OUT_001",
+    "CKV_OUT_002",
+    "CKV_OUT_005",
+    "CKV_OUT_006",
+    "CKV_OUT_008",
+    "CKV_OUT_009",
+)
 
 Remover = Callable[[list[str]], list[str]]
 
@@ -125,6 +133,7 @@ MUTATIONS = {
     "pipe_without_dead_letter_queue": Mutation(PIPE, without_block("dead_letter_config")),
     "reconciler_schedule_without_dead_letter_queue": Mutation(SCHEDULE, without_block("dead_letter_config")),
     "reconciler_schedule_without_retry_policy": Mutation(SCHEDULE, without_block("retry_policy")),
+    "event_target_without_dead_letter_queue": Mutation(EVENT_TARGET, without_block("dead_letter_config")),
 }
 
 

@@ -136,7 +136,9 @@ def test_every_result_of_a_conditional_target_arn_is_considered(fixture_report: 
     found = verdicts(fixture_report, "i16_cause_5_conditional_target_arn")
     # THEN the asynchronous-invocation rule judges the target and fails closed on the other result
     target = "module.nightly_schedule.aws_cloudwatch_event_target.this"
-    assert found == {"CKV_OUT_005": (set(), {target})}
+    # (the API-destination result is no Lambda target, so the dead-letter rule judges it as well, and
+    # fails closed on the same unresolved result)
+    assert found == {"CKV_OUT_005": (set(), {target}), "CKV_OUT_009": (set(), {target})}
     details = fixture_report.of("CKV_OUT_005", "i16_cause_5_conditional_target_arn").details[target]
     assert details[0].startswith("unresolved: arn = 'each.value.arn' cannot be evaluated")
 

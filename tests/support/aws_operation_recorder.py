@@ -13,7 +13,8 @@ Each record keeps the operation, the service's signing name, the resource parame
 environment variables held those resource names: the functions find their resources only through
 their environment. The resource parameters are the names of tables, indexes, queues, buckets and
 keys, Scheduler's group and schedule name and the role a schedule's target is given
-(``Target.RoleArn``, kept as ``RoleArn``), and SES's sender address and configuration set.
+(``Target.RoleArn``, kept as ``RoleArn``), SES's sender address and configuration set, and the KMS
+key a MAC is made or verified with (``KeyId``).
 https://boto3.amazonaws.com/v1/documentation/api/latest/guide/events.html
 """
 
@@ -44,6 +45,7 @@ _SCALAR_RESOURCE_PARAMETERS = (
     "Name",
     "ConfigurationSetName",
     "FromEmailAddress",
+    "KeyId",
 )
 # Resource names a function can only have from its environment (the sender address is campaign data).
 _ENVIRONMENT_NAMED_PARAMETERS = (
@@ -53,6 +55,7 @@ _ENVIRONMENT_NAMED_PARAMETERS = (
     "GroupName",
     "ConfigurationSetName",
     "RoleArn",
+    "KeyId",
 )
 # The transaction's item kinds, each naming its table (TransactWriteItems, TransactGetItems).
 _TRANSACT_ITEM_KINDS = ("Put", "Update", "Delete", "ConditionCheck", "Get")

@@ -24,6 +24,10 @@ from embedded_aws.server import embedded_aws
 from outreach_dev import terraform_cli
 from tests.support.packages import code_only_packages
 
+# Two applies of the local root side by side share the first test's budget (a couple of minutes on a
+# quiet machine, most of it the provider's own waits); leave room for a loaded one.
+pytestmark = pytest.mark.timeout(600)
+
 REGION = "eu-central-1"
 LOCAL_ROOT = terraform_cli.ENVIRONMENTS_DIR / "local"
 LAMBDA_ENV = "tfapply"
@@ -210,8 +214,7 @@ def test_tasks_table_streams_both_images_and_has_the_open_tasks_index_ttl_and_pi
 
     assert table["StreamSpecification"] == {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
     assert table["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
-    [index] = table["GlobalSecondaryIndexes"]
-    assert index["IndexName"] == "open-tasks"
+    [index] = [i for i in table["GlobalSecondaryIndexes"] if i["IndexName"] == "open-tasks"]
     assert index["KeySchema"] == [
         {"AttributeName": "open_key", "KeyType": "HASH"},
         {"AttributeName": "updated_at", "KeyType": "RANGE"},
@@ -368,9 +371,9 @@ def test_every_failure_place_of_the_environment_alarms_the_alarm_topic(applied: 
     outputs = applied.lambda_mode if mode == "lambda" else applied.pipe_mode
     topic = outputs["alarm_topic_arn"]
     queues, buckets = _failure_places(applied, outputs)
-    # every mode has the scrape DLQ, the two reconcilers' DLQs and the email DLQ; lambda mode the
-    # failure bucket, pipe mode the pipe's DLQ
-    assert len(queues) == (4 if mode == "lambda" else 5) and len(buckets) == (1 if mode == "lambda" else 0)
+    # every mode has the scrape DLQ, the two reconcilers' DLQs, the email DLQ and the ses-events DLQ
+    # (the rule target's dead-letter queue); lambda mode the failure bucket, pipe mode the pipe's DLQ
+    assert len(queues) == (5 if mode == "lambda" else 6) and len(buckets) == (1 if mode == "lambda" else 0)
     alarms = applied.client("cloudwatch").describe_alarms()["MetricAlarms"]
     for queue in queues:
         name = queue.rsplit(":", 1)[1]
@@ -436,7 +439,16 @@ def test_the_email_stage_applies_with_its_schedule_group_configuration_set_and_e
     [destination] = ses.get_configuration_set_event_destinations(
         ConfigurationSetName=outputs["email_configuration_set"]
     )["EventDestinations"]
-    assert destination["Enabled"] and sorted(destination["MatchingEventTypes"]) == ["BOUNCE", "COMPLAINT"]
+    assert destination["Enabled"] and sorted(destination["MatchingEventTypes"]) == [
+        "BOUNCE",
+        "COMPLAINT",
+        "DELIVERY",
+        "DELIVERY_DELAY",
+        "REJECT",
+        "RENDERING_FAILURE",
+        "SEND",
+    ]
+    assert destination["EventBridgeDestination"]["EventBusArn"].endswith(":event-bus/default")
     worker = lam.get_function_configuration(FunctionName=outputs["email_worker_arn"])
     assert worker["Handler"] == "outreach.email_worker.lambda_handler"
     assert worker["Environment"]["Variables"]["EMAIL_CONFIGURATION_SET"] == outputs["email_configuration_set"]
@@ -452,3 +464,80 @@ def test_the_email_stage_applies_with_its_schedule_group_configuration_set_and_e
     environment = lam.get_function_configuration(FunctionName=reconciler)["Environment"]["Variables"]
     assert environment["EMAIL_SCHEDULE_GROUP"] == outputs["email_schedule_group"]
     assert environment["EMAIL_SCHEDULER_ROLE_ARN"] == outputs["email_scheduler_role_arn"]
+
+
+def test_the_configuration_sets_events_reach_the_consumer_through_one_rule_queue_and_mapping(
+    applied: Applied,
+) -> None:
+    outputs, pipeline = applied.lambda_mode, _pipeline(applied)
+    events, sqs, lam = applied.client("events"), applied.client("sqs"), applied.client("lambda")
+    rule = events.describe_rule(Name=pipeline["ses_events_rule_name"])
+    assert rule["EventBusName"] == "default" and rule["State"] == "ENABLED"
+    assert json.loads(rule["EventPattern"]) == {
+        "source": ["aws.ses"],
+        "detail": {"mail": {"tags": {"ses:configuration-set": [outputs["email_configuration_set"]]}}},
+    }
+    queue_arn = _queue_arn(applied, outputs["ses_events_queue_url"])
+    dlq_arn = _queue_arn(applied, outputs["ses_events_dlq_url"])
+    [target] = events.list_targets_by_rule(Rule=pipeline["ses_events_rule_name"])["Targets"]
+    assert target["Arn"] == queue_arn and target["DeadLetterConfig"] == {"Arn": dlq_arn}
+    assert target["RetryPolicy"] == {"MaximumRetryAttempts": 185, "MaximumEventAgeInSeconds": 86400}
+    attributes = sqs.get_queue_attributes(QueueUrl=outputs["ses_events_queue_url"], AttributeNames=["All"])
+    queue = attributes["Attributes"]
+    assert queue["SqsManagedSseEnabled"] == "true" and queue["VisibilityTimeout"] == "360"
+    assert json.loads(queue["RedrivePolicy"]) == {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 5}
+    [statement] = json.loads(queue["Policy"])["Statement"]
+    assert statement["Principal"] == {"Service": "events.amazonaws.com"}
+    assert statement["Action"] == "sqs:SendMessage" and statement["Resource"] == queue_arn
+    assert statement["Condition"] == {"ArnEquals": {"aws:SourceArn": rule["Arn"]}}
+    mapping = _mapping_from(applied, queue_arn)
+    assert mapping["FunctionArn"].endswith(f":function:{outputs['ses_event_consumer_function_name']}")
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert mapping["BatchSize"] == 10 and mapping["ScalingConfig"] == {"MaximumConcurrency": 5}
+    consumer = lam.get_function_configuration(FunctionName=outputs["ses_event_consumer_function_name"])
+    assert consumer["Handler"] == "outreach.ses_event_consumer.lambda_handler"
+    environment = consumer["Environment"]["Variables"]
+    assert environment["CONTACTS_TABLE"] == outputs["contacts_table_name"]
+    assert environment["EMAIL_SCHEDULE_GROUP"] == outputs["email_schedule_group"]
+    assert environment["SOFT_BOUNCE_LIMIT"] == "3"
+
+
+def test_the_unsubscribe_endpoint_is_a_public_function_url_verifying_with_an_hmac_key(
+    applied: Applied,
+) -> None:
+    outputs = applied.lambda_mode
+    lam, kms = applied.client("lambda"), applied.client("kms")
+    name = outputs["unsubscribe_function_name"]
+    url = lam.get_function_url_config(FunctionName=name)
+    assert url["AuthType"] == "NONE" and url["InvokeMode"] == "BUFFERED"
+    assert url["FunctionUrl"] == outputs["unsubscribe_url"]
+    assert outputs["unsubscribe_url"].startswith("https://") and ".lambda-url." in outputs["unsubscribe_url"]
+    statements = {s["Sid"]: s for s in json.loads(lam.get_policy(FunctionName=name)["Policy"])["Statement"]}
+    public_url = statements["FunctionURLAllowPublicAccess"]
+    assert public_url["Action"] == "lambda:InvokeFunctionUrl" and public_url["Principal"] == "*"
+    assert public_url["Condition"] == {"StringEquals": {"lambda:FunctionUrlAuthType": "NONE"}}
+    assert statements["FunctionURLInvokeAllowPublicAccess"]["Action"] == "lambda:InvokeFunction"
+    key = kms.describe_key(KeyId=outputs["unsubscribe_key_arn"])["KeyMetadata"]
+    assert key["KeySpec"] == "HMAC_256" and key["KeyUsage"] == "GENERATE_VERIFY_MAC"
+    function = lam.get_function_configuration(FunctionName=name)
+    assert function["Handler"] == "outreach.unsubscribe.endpoint.lambda_handler"
+    environment = function["Environment"]["Variables"]
+    assert environment["UNSUBSCRIBE_KEY_ID"] == outputs["unsubscribe_key_arn"]
+    assert environment["CONTACT_EVENTS_QUEUE_URL"] == outputs["ses_events_queue_url"]
+    assert environment["CONTACTS_TABLE"] == outputs["contacts_table_name"]
+    reserved = lam.get_function_concurrency(FunctionName=name)["ReservedConcurrentExecutions"]
+    assert reserved == 10
+
+
+def test_the_contact_ledger_and_the_recipient_index_apply_as_the_modules_declare(applied: Applied) -> None:
+    outputs, pipeline = applied.lambda_mode, _pipeline(applied)
+    dynamodb = applied.client("dynamodb")
+    ledger = dynamodb.describe_table(TableName=outputs["contacts_table_name"])["Table"]
+    assert ledger["KeySchema"] == [{"AttributeName": "contact_key", "KeyType": "HASH"}]
+    assert not ledger.get("StreamSpecification", {}).get("StreamEnabled", False)
+    assert not ledger.get("GlobalSecondaryIndexes")
+    assert ledger["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+    tasks = dynamodb.describe_table(TableName=pipeline["tasks_table_name"])["Table"]
+    [index] = [i for i in tasks["GlobalSecondaryIndexes"] if i["IndexName"] == "recipient-emails"]
+    assert index["KeySchema"] == [{"AttributeName": "recipient_key", "KeyType": "HASH"}]
+    assert index["Projection"] == {"ProjectionType": "KEYS_ONLY"}

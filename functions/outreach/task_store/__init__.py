@@ -5,8 +5,10 @@
 - ``counters``: a job's tasks per status, in shards moved in the same transaction as the status.
 - ``creation`` and ``job_rows``: a job's Pending tasks, created once, and the job's own row.
 - ``rules`` and ``transitions``: the declared rule of each verb, and the verbs applying them.
-- ``reads``: a task by id, the task a message names, and open tasks through the sparse ``open-tasks``
-  index (reconcilers query it instead of scanning the table).
+- ``reads``: a task by id, the task a message names, open tasks through the sparse ``open-tasks``
+  index (reconcilers query it instead of scanning the table), and every email to an address through
+  the ``recipient-emails`` index.
+- ``email_events``: SES's events marked on an email task and counted per step, exactly once.
 """
 
 from outreach.task_store.counters import (
@@ -24,11 +26,19 @@ from outreach.task_store.creation import (
     create_scrape_job,
     email_row_size,
 )
+from outreach.task_store.email_events import (
+    EmailEvent,
+    email_event_counts,
+    event_counter,
+    record_email_event,
+)
 from outreach.task_store.items import IndexRead, batch_get, from_item, pages, rows, to_av, to_avs
 from outreach.task_store.job_rows import check_job_kind, get_job, job_key, job_kind_of, record_job
 from outreach.task_store.reads import (
     OPEN_TASKS_INDEX,
+    RECIPIENT_EMAILS_INDEX,
     email_tasks_of,
+    email_tasks_to,
     get_task,
     load_task,
     open_index_rows,
@@ -38,6 +48,7 @@ from outreach.task_store.rules import LEASE_FIELDS, MAY_HAVE_BEEN_SENT, RULES, H
 from outreach.task_store.transitions import (
     TERMINAL_RETENTION_SECONDS,
     apply,
+    cancel_for_stop,
     claim,
     claim_email,
     fail,
@@ -59,15 +70,18 @@ __all__ = [
     "MAX_ROW_BYTES",
     "MAY_HAVE_BEEN_SENT",
     "OPEN_TASKS_INDEX",
+    "RECIPIENT_EMAILS_INDEX",
     "ROW_GROWTH_BYTES",
     "RULES",
     "TERMINAL_RETENTION_SECONDS",
+    "EmailEvent",
     "Holder",
     "IndexRead",
     "JobCreation",
     "Rule",
     "apply",
     "batch_get",
+    "cancel_for_stop",
     "check_job_kind",
     "claim",
     "claim_email",
@@ -76,8 +90,11 @@ __all__ = [
     "counter_update",
     "create_email_tasks",
     "create_scrape_job",
+    "email_event_counts",
     "email_row_size",
     "email_tasks_of",
+    "email_tasks_to",
+    "event_counter",
     "fail",
     "fail_after_attempts",
     "fail_malformed",
@@ -95,6 +112,7 @@ __all__ = [
     "open_index_rows",
     "open_tasks",
     "pages",
+    "record_email_event",
     "record_job",
     "record_retry",
     "requeue_stuck",

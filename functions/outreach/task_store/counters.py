@@ -31,11 +31,12 @@ def counter_key(job_id: str, shard: int) -> str:
 
 
 def counter_update(
-    table: str, job_id: str, shard: int, deltas: Mapping[Status, int]
+    table: str, job_id: str, shard: int, deltas: Mapping[Status, int] | Mapping[str, int]
 ) -> TransactWriteItemTypeDef:
-    """The transaction action that adds ``deltas`` (per status; zeros left out) to one shard."""
-    changes = {status: delta for status, delta in deltas.items() if delta}
-    names = {f"#c{i}": status.value for i, status in enumerate(changes)}
+    """The transaction action that adds ``deltas`` (per status, or per counter name such as an email
+    event's ``events_s<step>_<kind>``; zeros left out) to one shard."""
+    changes = {str(name): delta for name, delta in deltas.items() if delta}
+    names = {f"#c{i}": name for i, name in enumerate(changes)}
     values = {f":d{i}": to_av(delta) for i, delta in enumerate(changes.values())}
     values[":job"] = to_av(job_id)
     values[":kind"] = to_av("job_counter")

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from outreach import clients, clock, config
+from outreach.contacts.keys import normalise
 from outreach.email_task import PlannedEmail, utc_iso
-from outreach.errors import InvalidJobInputError, ItemTooLargeError
+from outreach.errors import InvalidJobInputError, ItemTooLargeError, MalformedFieldError
 from outreach.item_size import ITEM_LIMIT_BYTES, TRANSACTION_ACTION_LIMIT, TRANSACTION_LIMIT_BYTES, item_size
 from outreach.task_ids import normalise_url, scrape_task_id, validate_job_id, validate_url_list
 from outreach.task_model import Kind, Status, open_key
@@ -76,9 +77,11 @@ def create_email_tasks(planned: Sequence[PlannedEmail]) -> JobCreation:
     The campaign id is the tasks' ``job_id``, so the job's counter shards count the campaign's tasks
     per status. Task ids derive from campaign, recipient and step (``email_task.email_task_id``): an
     email planned twice, in one call or two, is written once and reported in ``existing``. Emails of
-    more than one campaign, or an invalid campaign id, raise ``InvalidJobInputError`` before anything is
-    written, and so does a row over ``MAX_ROW_BYTES`` (``ItemTooLargeError``, naming its task; see
-    ``email_row_size``).
+    more than one campaign, an invalid campaign id, or a recipient that is not exactly one address
+    raise ``InvalidJobInputError`` before anything is written, and so does a row over ``MAX_ROW_BYTES``
+    (``ItemTooLargeError``, naming its task; see ``email_row_size``). Each row carries
+    ``recipient_key``, the normalised recipient (``contacts.normalise``): the ``recipient-emails`` index
+    finds every email to an address, in every campaign (``email_tasks_to``).
     """
     campaigns = {email.campaign_id for email in planned}
     if len(campaigns) > 1:
@@ -97,12 +100,20 @@ def create_email_tasks(planned: Sequence[PlannedEmail]) -> JobCreation:
     return result
 
 
+def _recipient_key(email: PlannedEmail) -> str:
+    try:
+        return normalise(email.message.to, field="recipient")
+    except MalformedFieldError as exc:
+        raise InvalidJobInputError(f"{email.task_id}: {exc}") from exc
+
+
 def _email_row(email: PlannedEmail) -> dict[str, Any]:
     row: dict[str, Any] = {
         "kind": Kind.EMAIL.value,
         "attempts": 0,
         "step": email.step,
         "recipient": email.message.to,
+        "recipient_key": _recipient_key(email),
         "send_at": utc_iso(email.send_at),
         "timezone": email.timezone,
         "schedule_name": email.schedule_name,

@@ -2,7 +2,8 @@
 
 Every read of the table (the Lambda code, the operator's command line, the emulator's driver) goes
 through ``pages``/``rows`` (Query and Scan, page by page, lazily) or ``batch_get`` (BatchGetItem, 100
-keys a call, ``UnprocessedKeys`` asked for again until none is left).
+keys a call, ``UnprocessedKeys`` asked for again until none is left). The contact ledger's table is
+read through the same ``batch_get``, by its own key (``contacts.reads``).
 """
 
 from __future__ import annotations
@@ -88,19 +89,25 @@ def rows(
 
 
 def batch_get(
-    task_ids: Sequence[str], *, attributes: Sequence[str] = (), table: str | None = None
+    task_ids: Sequence[str],
+    *,
+    attributes: Sequence[str] = (),
+    table: str | None = None,
+    key_name: str = "task_id",
 ) -> list[dict[str, Any]]:
     """The rows of ``task_ids`` that exist, as plain values, with strongly consistent reads.
 
-    With ``attributes``, only ``task_id`` and those are read. Keys DynamoDB leaves unprocessed are
-    asked for again until none is left.
+    With ``attributes``, only the key and those are read. Keys DynamoDB leaves unprocessed are asked
+    for again until none is left. ``table`` and ``key_name`` (its hash key) name another table than
+    the tasks table. Each id is asked for once (BatchGetItem refuses a key named twice).
     """
     table_name = table or config.tasks_table()
-    names = {f"#a{i}": name for i, name in enumerate(["task_id", *attributes])}
+    names = {f"#a{i}": name for i, name in enumerate([key_name, *attributes])}
+    distinct = list(dict.fromkeys(task_ids))
     found: list[dict[str, Any]] = []
-    for start in range(0, len(task_ids), BATCH_GET_LIMIT):
+    for start in range(0, len(distinct), BATCH_GET_LIMIT):
         keys: list[dict[str, Any]] = [
-            {"task_id": to_av(task_id)} for task_id in task_ids[start : start + BATCH_GET_LIMIT]
+            {key_name: to_av(task_id)} for task_id in distinct[start : start + BATCH_GET_LIMIT]
         ]
         while keys:
             ask: KeysAndAttributesTypeDef = {"Keys": keys, "ConsistentRead": True}

@@ -3,6 +3,10 @@
 Open tasks (Pending, Running) carry ``open_key`` = ``<kind>#<status>``, the partition key of the sparse
 ``open-tasks`` index, with ``updated_at`` as its sort key. Terminal transitions remove it, so the index
 holds only work that may still need healing and reconcilers query it instead of scanning the table.
+
+Email tasks carry ``recipient_key`` (the normalised recipient), the partition key of the
+``recipient-emails`` index (keys only): every email to one address, in every campaign, for a stop's
+fan-out.
 """
 
 from __future__ import annotations
@@ -11,12 +15,14 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from outreach import clients, config
+from outreach.contacts.keys import normalise
 from outreach.email_task import email_task_id
 from outreach.errors import UnreadableMessageError
 from outreach.task_model import OPEN, Kind, MalformedTask, Status, Task, open_key
-from outreach.task_store.items import IndexRead, from_item, rows, to_av, to_avs
+from outreach.task_store.items import IndexRead, batch_get, from_item, rows, to_av, to_avs
 
 OPEN_TASKS_INDEX = "open-tasks"
+RECIPIENT_EMAILS_INDEX = "recipient-emails"
 
 # Why a message naming a task of another kind cannot be handled (the handlers park it, the DLQ alarms).
 _NOT_OF_KIND = {Kind.SCRAPE: "not_a_scrape_task", Kind.EMAIL: "not_an_email_task"}
@@ -116,3 +122,23 @@ def email_tasks_of(campaign_id: str, recipient: str, steps: Iterable[int]) -> li
     """The campaign's tasks for ``recipient`` at ``steps`` that exist (strongly consistent reads)."""
     found = (get_task(email_task_id(campaign_id, recipient, step)) for step in steps)
     return [task for task in found if task is not None]
+
+
+def email_tasks_to(address: str) -> list[Task]:
+    """Every email task to ``address`` (any spelling of it), in every campaign, in task id order.
+
+    The ``recipient-emails`` index projects keys only: its rows name the tasks, which are then read
+    with strongly consistent reads (``batch_get``), so each task comes in its current status. The index
+    itself is eventually consistent: a task written a moment ago may be missing, which is why the
+    email worker reads the ledger after its claim as well.
+    https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html
+    A row that is not a valid task raises ``ValueError`` (naming the field) for the retry machinery.
+    """
+    request = {
+        "IndexName": RECIPIENT_EMAILS_INDEX,
+        "KeyConditionExpression": "recipient_key = :key",
+        "ExpressionAttributeValues": to_avs({":key": normalise(address)}),
+    }
+    task_ids = sorted({str(row["task_id"]) for row in rows("query", request)})
+    found = {str(row["task_id"]): row for row in batch_get(task_ids)}
+    return [Task.from_item(found[task_id]) for task_id in task_ids if task_id in found]

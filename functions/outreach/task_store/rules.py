@@ -115,6 +115,9 @@ RULES: Mapping[str, Rule] = {
         Rule(
             "skip email", _RUNNING, Status.CANCELLED, Holder.LEASE_HOLDER, ("failure_reason",), LEASE_FIELDS
         ),
+        # ---- a contact's stop (unsubscribe, bounce, complaint): every open email to the address,
+        # only while nobody has claimed it (a claimed one is its worker's, which reads the ledger)
+        Rule("cancel for stop", _PENDING, Status.CANCELLED, Holder.UNCLAIMED, ("failure_reason",)),
         # ---- an operator's decisions (the `outreach` command line)
         Rule("cancel", OPEN, Status.CANCELLED, Holder.ANYONE, ("failure_reason",), LEASE_FIELDS),
         Rule("operator cancel", OPEN, Status.CANCELLED, Holder.SAME_KIND, ("failure_reason",), LEASE_FIELDS),

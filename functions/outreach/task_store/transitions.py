@@ -271,3 +271,10 @@ def skip_email(task: Task, *, reason: str) -> None:
     """Running -> Cancelled for a claimed follow-up that must not go out (bounce, complaint,
     suppression), holder only; ``reason`` says which."""
     apply(RULES["skip email"], task, {"failure_reason": reason[:FAILURE_REASON_CHARS]})
+
+
+def cancel_for_stop(task: Task, *, reason: str) -> None:
+    """Pending -> Cancelled for an email to an address the ledger stopped (``contacts.Stop.reason``),
+    only while unclaimed; a task claimed meanwhile raises ``TransitionRejectedError`` and is left to its
+    worker, which reads the ledger after its claim."""
+    apply(RULES["cancel for stop"], task, {"failure_reason": reason[:FAILURE_REASON_CHARS]})

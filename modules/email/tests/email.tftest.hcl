@@ -37,6 +37,11 @@ variables {
     open_tasks_index_arn       = "arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks/index/open-tasks"
     claim_lease_margin_seconds = 60
   }
+  contact_ledger = {
+    name         = "outreach-test-contacts"
+    arn          = "arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-contacts"
+    key_patterns = { address = "address#*", domain = "domain#*" }
+  }
   handlers = {
     worker     = "outreach.email_worker.lambda_handler"
     reconciler = "outreach.reconcilers.email.lambda_handler"
@@ -133,22 +138,58 @@ run "the_email_dlq_keeps_14_days_encrypted_and_alarms_on_its_first_message" {
   }
 }
 
-run "bounces_and_complaints_reach_an_event_destination" {
+run "every_event_type_reaches_the_default_bus_through_one_destination" {
   command = plan
 
   assert {
-    condition     = toset(aws_sesv2_configuration_set_event_destination.bounces_and_complaints.event_destination[0].matching_event_types) == toset(["BOUNCE", "COMPLAINT"])
-    error_message = "The configuration set reports bounces and complaints."
+    condition     = toset(aws_sesv2_configuration_set_event_destination.events.event_destination[0].matching_event_types) == toset(["SEND", "REJECT", "BOUNCE", "COMPLAINT", "DELIVERY", "DELIVERY_DELAY", "RENDERING_FAILURE"])
+    error_message = "The configuration set publishes sends, rejections, bounces, complaints, deliveries, delays and rendering failures."
   }
 
   assert {
-    condition     = aws_sesv2_configuration_set_event_destination.bounces_and_complaints.event_destination[0].event_bridge_destination[0].event_bus_arn == "arn:aws:events:eu-central-1:111122223333:event-bus/default"
+    condition     = aws_sesv2_configuration_set_event_destination.events.event_destination[0].enabled && aws_sesv2_configuration_set_event_destination.events.event_destination[0].event_bridge_destination[0].event_bus_arn == "arn:aws:events:eu-central-1:111122223333:event-bus/default"
     error_message = "They go to the account's default event bus."
+  }
+
+  assert {
+    # The destination keeps the name it was created with: a new name would replace it.
+    condition     = aws_sesv2_configuration_set_event_destination.events.event_destination_name == "bounces-and-complaints"
+    error_message = "The event destination keeps its name, so applied environments update it in place."
   }
 
   assert {
     condition     = toset(aws_sesv2_configuration_set.this.suppression_options[0].suppressed_reasons) == toset(["BOUNCE", "COMPLAINT"])
     error_message = "Bounced and complaining addresses are suppressed."
+  }
+}
+
+run "the_worker_reads_only_the_recipients_address_and_domain_records_of_the_ledger" {
+  command = plan
+
+  assert {
+    condition     = output.worker_settings.environment.CONTACTS_TABLE == "outreach-test-contacts"
+    error_message = "The worker knows the contact ledger (CONTACTS_TABLE)."
+  }
+
+  assert {
+    condition = [
+      for s in jsondecode(output.worker_policy_json).Statement : s if s.Sid == "ReadContactStops"
+      ] == [{
+        Sid      = "ReadContactStops"
+        Effect   = "Allow"
+        Action   = ["dynamodb:BatchGetItem"]
+        Resource = ["arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-contacts"]
+        Condition = {
+          "ForAllValues:StringLike" = { "dynamodb:LeadingKeys" = ["address#*", "domain#*"] }
+          Null                      = { "dynamodb:LeadingKeys" = ["false"] }
+        }
+    }]
+    error_message = "The worker may only read address and domain records of the ledger, in one BatchGetItem, never write them."
+  }
+
+  assert {
+    condition     = output.schedules_arn == "arn:aws:scheduler:eu-central-1:111122223333:schedule/outreach-test-email/*"
+    error_message = "The email group's schedules are named by one ARN pattern (for the functions that delete them)."
   }
 }
 

@@ -21,6 +21,32 @@ override_resource {
   }
 }
 
+override_resource {
+  target          = module.contact_ledger.aws_dynamodb_table.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-contacts"
+  }
+}
+
+override_resource {
+  target          = module.email_feedback.aws_sqs_queue.events
+  override_during = plan
+  values = {
+    arn = "arn:aws:sqs:eu-central-1:111122223333:outreach-test-ses-events"
+    url = "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-test-ses-events"
+  }
+}
+
+override_resource {
+  target          = module.email_feedback.aws_kms_key.unsubscribe
+  override_during = plan
+  values = {
+    arn    = "arn:aws:kms:eu-central-1:111122223333:key/11111111-2222-3333-4444-555555555555"
+    key_id = "11111111-2222-3333-4444-555555555555"
+  }
+}
+
 variables {
   environment     = "test"
   package_dir     = "../../tests/terraform/fixtures/packages"
@@ -189,5 +215,117 @@ run "the_scrape_reconciler_writes_only_scrape_tasks_and_counter_shards" {
       Null                      = { "dynamodb:LeadingKeys" = ["false"] }
     }
     error_message = "The scrape reconciler writes scrape tasks and counter shards only (dynamodb:LeadingKeys), never a request without a key."
+  }
+}
+
+run "the_contact_ledger_is_the_environments_and_every_function_that_reads_or_raises_it_knows_it" {
+  command = plan
+
+  assert {
+    condition     = output.contacts_table_name == "outreach-test-contacts" && output.root_outputs.contacts_table_name == "outreach-test-contacts"
+    error_message = "The ledger is named outreach-<environment>-contacts and shown at the root's top level."
+  }
+
+  assert {
+    condition = (
+      module.email.worker_settings.environment.CONTACTS_TABLE == "outreach-test-contacts" &&
+      output.ses_event_consumer_settings.environment.CONTACTS_TABLE == "outreach-test-contacts" &&
+      output.unsubscribe_settings.environment.CONTACTS_TABLE == "outreach-test-contacts"
+    )
+    error_message = "The worker, the consumer and the unsubscribe endpoint use the environment's ledger."
+  }
+
+  assert {
+    condition     = module.contact_ledger.key_patterns == { address = "address#*", domain = "domain#*" }
+    error_message = "The ledger's key patterns reach the roles' conditions."
+  }
+}
+
+run "the_email_feedback_functions_are_named_handled_and_wired_as_functions_json_says" {
+  command = plan
+
+  assert {
+    condition = (
+      output.ses_event_consumer_function_name == "outreach-test-ses-event-consumer" &&
+      output.unsubscribe_function_name == "outreach-test-unsubscribe" &&
+      output.ses_event_consumer_settings.handler == "outreach.ses_event_consumer.lambda_handler" &&
+      output.unsubscribe_settings.handler == "outreach.unsubscribe.endpoint.lambda_handler"
+    )
+    error_message = "The consumer and the endpoint are outreach-<environment>-<name> with their functions.json handlers."
+  }
+
+  assert {
+    condition = (
+      output.ses_event_consumer_settings.environment.TASKS_TABLE == "outreach-test-tasks" &&
+      output.ses_event_consumer_settings.environment.EMAIL_SCHEDULE_GROUP == "outreach-test-email" &&
+      output.ses_event_consumer_settings.environment.SOFT_BOUNCE_LIMIT == "3" &&
+      output.soft_bounce_limit == 3
+    )
+    error_message = "The consumer works on the environment's tasks and email schedules, with modules/email-feedback's 3 soft bounces."
+  }
+
+  assert {
+    condition = (
+      output.unsubscribe_settings.environment.UNSUBSCRIBE_KEY_ID == "arn:aws:kms:eu-central-1:111122223333:key/11111111-2222-3333-4444-555555555555" &&
+      output.unsubscribe_settings.environment.CONTACT_EVENTS_QUEUE_URL == "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-test-ses-events" &&
+      output.root_outputs.unsubscribe_key_arn == "arn:aws:kms:eu-central-1:111122223333:key/11111111-2222-3333-4444-555555555555" &&
+      output.root_outputs.ses_events_queue_url == "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-test-ses-events"
+    )
+    error_message = "The endpoint verifies with the environment's key and fans out to its ses-events queue; both are root outputs."
+  }
+
+  assert {
+    condition     = jsondecode(module.email_feedback.event_pattern).detail.mail.tags["ses:configuration-set"] == [output.email_configuration_set]
+    error_message = "The rule takes the events of the email stage's configuration set."
+  }
+
+  assert {
+    condition = alltrue([
+      for key in ["contacts_table_name", "unsubscribe_url", "unsubscribe_key_arn", "ses_events_queue_url", "ses_events_dlq_url", "ses_event_consumer_function_name", "unsubscribe_function_name"] :
+      contains(keys(output.root_outputs), key)
+    ])
+    error_message = "root_outputs carries every key of the issue 25 contract."
+  }
+}
+
+run "the_consumer_cancels_through_the_tasks_tables_recipient_index_and_the_email_groups_schedules" {
+  command = plan
+
+  assert {
+    condition = {
+      for s in jsondecode(module.email_feedback.consumer_policy_json).Statement : s.Sid => s.Resource
+      if contains(["FindEmailsToAnAddress", "DeleteCancelledEmailSchedules", "RecordContactEvents"], s.Sid)
+      } == {
+      FindEmailsToAnAddress         = ["arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks/index/recipient-emails"]
+      DeleteCancelledEmailSchedules = ["arn:aws:scheduler:eu-central-1:111122223333:schedule/outreach-test-email/*"]
+      RecordContactEvents           = ["arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-contacts"]
+    }
+    error_message = "The consumer queries the recipient-emails index, deletes the email group's schedules and writes the ledger of this environment."
+  }
+}
+
+run "the_email_feedback_settings_left_out_take_the_modules_defaults_and_set_ones_reach_it" {
+  command = plan
+
+  variables {
+    email_feedback = { soft_bounce_limit = 4, unsubscribe = { reserved_concurrency = 3 } }
+  }
+
+  assert {
+    condition     = output.soft_bounce_limit == 4 && output.unsubscribe_settings.reserved_concurrent_executions == 3 && output.unsubscribe_settings.timeout == 10
+    error_message = "A set value reaches modules/email-feedback; the ones left out keep its defaults."
+  }
+}
+
+run "the_dashboard_shows_the_ses_events_dlq_and_both_new_functions" {
+  command = plan
+
+  assert {
+    condition = (
+      strcontains(module.dashboard.body, "outreach-test-ses-events-dlq") &&
+      strcontains(module.dashboard.body, "outreach-test-ses-event-consumer") &&
+      strcontains(module.dashboard.body, "outreach-test-unsubscribe")
+    )
+    error_message = "The dashboard charts the ses-events DLQ and the consumer's and endpoint's errors and throttles."
   }
 }

@@ -79,6 +79,28 @@ run "sparse_open_tasks_index_on_open_key_and_updated_at" {
   }
 }
 
+run "sparse_recipient_emails_index_on_recipient_key_keys_only" {
+  command = plan
+
+  assert {
+    condition = anytrue([
+      for index in aws_dynamodb_table.this.global_secondary_index :
+      index.name == "recipient-emails" && index.hash_key == "recipient_key" && index.range_key == null && index.projection_type == "KEYS_ONLY"
+    ])
+    error_message = "The recipient-emails index must be keyed by recipient_key alone and project the keys only."
+  }
+
+  assert {
+    condition     = contains([for a in aws_dynamodb_table.this.attribute : "${a.name}:${a.type}"], "recipient_key:S")
+    error_message = "recipient_key is a string attribute."
+  }
+
+  assert {
+    condition     = output.recipient_emails_index_name == "recipient-emails" && output.recipient_emails_index_arn == "arn:aws:dynamodb:eu-central-1:111122223333:table/mock/index/recipient-emails"
+    error_message = "The index ARN output must point at the recipient-emails index of this table."
+  }
+}
+
 run "rejects_an_invalid_table_name" {
   command = plan
 

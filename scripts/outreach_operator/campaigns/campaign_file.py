@@ -1,13 +1,15 @@
 """The campaign file (YAML or JSON): who sends what to whom when, validated with errors naming the field.
 
 A campaign has an id (it becomes the task's ``job_id``), a sender and reply-to address (SES identity
-addresses; the sender may carry a display name), the List-Unsubscribe target, a send window (weekdays,
-hours and an IANA time zone), a maximum send rate per minute and its steps: the first mail and the
-follow-ups, each sent a number of days after the previous step to the same recipient. Every step has a
+addresses; the sender may carry a display name), optionally its own List-Unsubscribe target, a send
+window (weekdays, hours and an IANA time zone), a maximum send rate per minute and its steps: the
+first mail and the follow-ups, each sent a number of days after the previous step to the same
+recipient. Every step has a
 subject, a text body and optionally an HTML body, all templates (see :mod:`.rendering`), compiled here so
 a template that does not parse, or uses another template (``include``, ``import``, ``extends``), is
 reported with the field it is in before anything else happens. The unsubscribe target must write its
-scheme and host (or mailto: address) out before any placeholder (:mod:`.unsubscribe_uri`).
+scheme and host (or mailto: address) out before any placeholder (:mod:`.unsubscribe_uri`); without
+one, every email links to the environment's one-click unsubscribe endpoint (:mod:`.one_click_links`).
 
 The file itself is a stranger's text too: at most 4 MiB are read (ten steps of the largest text and
 HTML bodies are under 4 MiB), and data nested too deeply for the parser (YAML or JSON; a campaign has
@@ -36,8 +38,9 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from outreach import ses_tags
 from outreach.email_task import check_header
-from outreach.errors import InvalidJobInputError, UnsafeEmailError
+from outreach.errors import InvalidJobInputError, MalformedFieldError, UnsafeEmailError
 from outreach.task_ids import validate_job_id
 from outreach_operator.campaigns.rendering import compile_template
 from outreach_operator.campaigns.unsubscribe_uri import origin_of
@@ -190,7 +193,8 @@ class Campaign(BaseModel):
     campaign_id: str
     sender: Mailbox
     reply_to: Mailbox
-    unsubscribe: Annotated[str, AfterValidator(_unsubscribe)]
+    # None: every email links to the environment's one-click endpoint (``one_click_links``).
+    unsubscribe: Annotated[str, AfterValidator(_unsubscribe)] | None = None
     window: SendWindow
     max_per_minute: int = Field(ge=1, le=10_000)
     steps: tuple[Step, ...] = Field(min_length=1, max_length=10)
@@ -199,9 +203,15 @@ class Campaign(BaseModel):
     @classmethod
     def _job_id(cls, value: str) -> str:
         try:
-            return validate_job_id(value)
+            validate_job_id(value)
         except InvalidJobInputError as exc:
             raise ValueError(str(exc).replace("job id", "campaign id")) from exc
+        try:
+            # Every email carries the campaign as an SES message tag: one SES can carry, or none is sent.
+            ses_tags.check_taggable(value)
+        except MalformedFieldError as exc:
+            raise ValueError(str(exc)) from exc
+        return value
 
     @field_validator("steps")
     @classmethod

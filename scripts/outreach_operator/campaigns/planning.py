@@ -25,6 +25,7 @@ from outreach import task_store
 from outreach.email_task import EmailMessage, PlannedEmail
 from outreach.item_size import ITEM_LIMIT_BYTES
 from outreach_operator.campaigns.campaign_file import Campaign, SendWindow
+from outreach_operator.campaigns.one_click_links import OneClickLinks
 from outreach_operator.campaigns.recipients import Recipient, RejectedRow
 from outreach_operator.campaigns.rendering import render_step
 from outreach_operator.campaigns.send_window import add_local_days, next_open
@@ -64,9 +65,9 @@ class _MinuteLedger:
         return datetime.fromtimestamp(minute * 60 + taken * 60 // self._per_minute, UTC)
 
 
-def _render_all(campaign: Campaign, recipient: Recipient) -> list[EmailMessage]:
+def _render_all(campaign: Campaign, recipient: Recipient, links: OneClickLinks | None) -> list[EmailMessage]:
     return [
-        render_step(campaign, step, recipient.email, recipient.values)
+        render_step(campaign, step, recipient.email, recipient.values, links)
         for step in range(1, len(campaign.steps) + 1)
     ]
 
@@ -96,8 +97,14 @@ def _oversized_row(campaign: Campaign, rendered: Sequence[EmailMessage], start: 
     return None
 
 
-def plan_campaign(campaign: Campaign, recipients: Sequence[Recipient], start: datetime) -> CampaignPlan:
-    """Render and time every step for every recipient, from ``start`` (timezone-aware) on."""
+def plan_campaign(
+    campaign: Campaign,
+    recipients: Sequence[Recipient],
+    start: datetime,
+    links: OneClickLinks | None = None,
+) -> CampaignPlan:
+    """Render and time every step for every recipient, from ``start`` (timezone-aware) on; ``links``
+    gives the unsubscribe target of a campaign without its own."""
     if start.tzinfo is None:
         raise ValueError("start must be timezone-aware")
     window = campaign.window
@@ -105,7 +112,7 @@ def plan_campaign(campaign: Campaign, recipients: Sequence[Recipient], start: da
     messages: list[tuple[Recipient, list[EmailMessage]]] = []
     for recipient in recipients:
         try:
-            rendered = _render_all(campaign, recipient)
+            rendered = _render_all(campaign, recipient, links)
         except RenderError as exc:
             plan.rejected.append(RejectedRow(recipient.row, recipient.source, recipient.email, str(exc)))
             continue

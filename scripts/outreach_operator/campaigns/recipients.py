@@ -101,23 +101,34 @@ def _not_deliverable_by_ses(local_part: str) -> str:
     )
 
 
-def _admit(
-    result: Recipients, seen: dict[str, int], row: int, source: str, raw: str, values: Mapping[str, str]
-) -> None:
+class UndeliverableAddressError(ValueError):
+    """Text that is not one address SES can send to; the message says why."""
+
+
+def ses_address(raw: str) -> str:
+    """``raw`` as the address SES delivers to (syntax checked, no DNS; a Unicode domain in Punycode);
+    raises UndeliverableAddressError saying why it is not one."""
     address = raw.strip()
-    shown = shorten(raw)
     if not address:
-        result.rejected.append(RejectedRow(row, source, shorten(raw), "no e-mail address"))
-        return
+        raise UndeliverableAddressError("no e-mail address")
     try:
         checked = validate_email(address, check_deliverability=False)
     except EmailNotValidError as exc:
-        result.rejected.append(RejectedRow(row, source, shown, f"invalid e-mail address: {exc}"))
-        return
+        raise UndeliverableAddressError(f"invalid e-mail address: {exc}") from exc
     if checked.ascii_email is None:
-        result.rejected.append(RejectedRow(row, source, shown, _not_deliverable_by_ses(checked.local_part)))
+        raise UndeliverableAddressError(_not_deliverable_by_ses(checked.local_part))
+    return str(checked.ascii_email)
+
+
+def _admit(
+    result: Recipients, seen: dict[str, int], row: int, source: str, raw: str, values: Mapping[str, str]
+) -> None:
+    try:
+        normalised = ses_address(raw)
+    except UndeliverableAddressError as exc:
+        result.rejected.append(RejectedRow(row, source, shorten(raw), str(exc)))
         return
-    normalised = checked.ascii_email
+    shown = shorten(raw)
     key = normalised.lower()
     if key in seen:
         result.rejected.append(RejectedRow(row, source, shown, f"same address as row {seen[key]}"))

@@ -10,8 +10,10 @@ is autoescaped: values come from scraped websites and CSV files, neither trusted
 
 The placeholders are the recipient's values (CSV columns, or a scraped site's company, website and
 e-mail), ``email`` (the recipient address), ``campaign_id``, ``step`` and ``unsubscribe`` (the rendered
-List-Unsubscribe target, for a link in the body). Headers are checked by ``EmailMessage`` itself: a
-value with CR or LF in the subject is refused, naming the field.
+List-Unsubscribe target, for a link in the body: the campaign's own template, or, for a campaign
+without one, the environment's one-click link for this recipient and step, ``one_click_links``).
+Headers are checked by ``EmailMessage`` itself: a value with CR or LF in the subject is refused,
+naming the field.
 
 What a template may cost is bounded (``template_sandbox``: one template, no include or import; values,
 steps, time and output capped), and so is what it makes: each field and the whole message have a size
@@ -41,6 +43,7 @@ from outreach_operator.report_values import shorten
 
 if TYPE_CHECKING:
     from outreach_operator.campaigns.campaign_file import Campaign
+    from outreach_operator.campaigns.one_click_links import OneClickLinks
 
 Kind = Literal["text", "html", "uri"]
 
@@ -87,22 +90,42 @@ def render_template(
         raise RenderError(field, f"{type(exc).__name__}: {shorten(str(exc), 500)}") from exc
 
 
-def _unsubscribe(campaign: Campaign, context: Mapping[str, str]) -> str:
-    target = render_template(
-        "unsubscribe", campaign.unsubscribe, context, cap=message_caps.UNSUBSCRIBE_CHARS, kind="uri"
-    )
-    problem = unsubscribe_uri.target_problem(target, campaign.unsubscribe)
+def _unsubscribe(
+    campaign: Campaign, context: Mapping[str, str], step: int, recipient: str, links: OneClickLinks | None
+) -> str:
+    """The List-Unsubscribe target: the campaign's own template rendered, else the one-click link; held
+    to one URI on the template's (or the endpoint's) host either way."""
+    if campaign.unsubscribe is not None:
+        template = campaign.unsubscribe
+        target = render_template(
+            "unsubscribe", template, context, cap=message_caps.UNSUBSCRIBE_CHARS, kind="uri"
+        )
+    elif links is not None:
+        template = links.base_url
+        target = links.link(step, recipient)
+    else:
+        raise RenderError(
+            "unsubscribe", "the campaign has no unsubscribe of its own and no one-click endpoint was given"
+        )
+    problem = unsubscribe_uri.target_problem(target, template)
     if problem is not None:
         raise RenderError("unsubscribe", f"{shorten(target)!r} {problem}")
     return target
 
 
-def render_step(campaign: Campaign, step: int, recipient: str, values: Mapping[str, str]) -> EmailMessage:
-    """Step ``step`` (1-based) of ``campaign`` for ``recipient``, its placeholders from ``values``."""
+def render_step(
+    campaign: Campaign,
+    step: int,
+    recipient: str,
+    values: Mapping[str, str],
+    links: OneClickLinks | None = None,
+) -> EmailMessage:
+    """Step ``step`` (1-based) of ``campaign`` for ``recipient``, its placeholders from ``values``; a
+    campaign without an ``unsubscribe`` of its own takes each target from ``links``."""
     definition = campaign.steps[step - 1]
     context = {name: value for name, value in values.items() if value != ""}
     context.update(email=recipient, campaign_id=campaign.campaign_id, step=str(step))
-    context["unsubscribe"] = _unsubscribe(campaign, context)
+    context["unsubscribe"] = _unsubscribe(campaign, context, step, recipient, links)
     prefix = f"steps.{step - 1}"
     subject = render_template(
         f"{prefix}.subject", definition.subject, context, cap=message_caps.SUBJECT_CHARS

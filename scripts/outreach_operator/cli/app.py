@@ -17,7 +17,7 @@ from pathlib import Path
 import click
 from botocore.exceptions import BotoCoreError, ClientError
 
-from outreach_operator.cli import campaigns, data, dlq, failures, jobs, scraper, tasks
+from outreach_operator.cli import campaigns, contacts, data, dlq, failures, jobs, scraper, tasks
 from outreach_operator.cli.account import check_caller, pins_of
 from outreach_operator.cli.output import Session
 from outreach_operator.cli.targets import resolve
@@ -48,6 +48,11 @@ from outreach_operator.cli.targets import resolve
 @click.option(
     "--email-reconciler-function", help="Email reconciler (name or ARN): a function dlq replay may invoke."
 )
+@click.option("--contacts-table", help="Contact ledger table name (stops: unsubscribes, bounces, blocks).")
+@click.option("--unsubscribe-url", help="One-click unsubscribe endpoint (the function URL).")
+@click.option("--unsubscribe-key-arn", help="KMS HMAC key the unsubscribe tokens are made with.")
+@click.option("--ses-events-queue-url", help="Queue of SES's events (and unsubscribe fan-outs).")
+@click.option("--ses-events-dlq-url", help="DLQ of the SES events queue.")
 @click.option("--endpoint-url", envvar="AWS_ENDPOINT_URL", help="AWS endpoint (the embedded AWS).")
 @click.option("--region", envvar="AWS_DEFAULT_REGION", help="AWS region.")
 @click.option("--json", "as_json", is_flag=True, help="Print exact JSON instead of tables.")
@@ -78,11 +83,13 @@ cli.add_command(dlq.dlq)
 cli.add_command(failures.failures)
 cli.add_command(scraper.scraper)
 cli.add_command(campaigns.campaign)
+cli.add_command(contacts.contacts)
 cli.add_command(data.data)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Console-script entry point: returns the exit code (0 done, 1 failed, 2 bad input)."""
+    """Console-script entry point: returns the exit code (0 done, 1 failed, 2 bad input, 3 a stop only
+    the recipient can lift; ``output``)."""
     try:
         cli.main(args=list(argv) if argv is not None else None, prog_name="outreach", standalone_mode=False)
     except click.ClickException as exc:

@@ -3,8 +3,9 @@
 Exit codes: 0 the command did what it was asked; 1 it failed (AWS refused, a step broke halfway, a
 change against prod was not confirmed); 2 bad input (a malformed file or flag, a missing environment,
 an unknown id, credentials or a region that are not the environment's, a change the rules refuse,
-a change against prod with nobody to confirm it). Human output goes to stdout; progress bars, notes
-and prompts go to stderr, so ``--json`` output on stdout stays parseable.
+a change against prod with nobody to confirm it); 3 a stop only the recipient can lift (``contacts
+unblock`` of an address that unsubscribed or complained: nothing was changed). Human output goes to
+stdout; progress bars, notes and prompts go to stderr, so ``--json`` output on stdout stays parseable.
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ import boto3
 import click
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from outreach_operator.cli.targets import Targets
 
 EXIT_DONE = 0
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
+EXIT_RECIPIENTS_OWN_STOP = 3
 
 
 class Failed(click.ClickException):
@@ -36,6 +39,14 @@ class BadInput(click.ClickException):
     """The input cannot be used as given (exit 2)."""
 
     exit_code = EXIT_BAD_INPUT
+
+
+class RecipientsOwnStop(click.ClickException):
+    """An operator asked to lift a stop the recipient set (an unsubscribe or a complaint): refused,
+    nothing changed (exit 3). Only the recipient's own later request could lift it, and nothing here
+    records one."""
+
+    exit_code = EXIT_RECIPIENTS_OWN_STOP
 
 
 class PartlyDone(Failed):
@@ -87,11 +98,13 @@ class Session:
 
 
 def table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Table:
-    grid = Table(title=title, title_justify="left")
+    """A table of ``rows``; every cell is plain text (a value from a file or a page that looks like
+    rich markup, ``[bold]`` or ``[/x]``, is shown as it is, never styled or refused)."""
+    grid = Table(title=Text(title), title_justify="left")
     for column in columns:
         grid.add_column(column, overflow="fold")
     for row in rows:
-        grid.add_row(*("" if cell is None else str(cell) for cell in row))
+        grid.add_row(*(Text("" if cell is None else str(cell)) for cell in row))
     return grid
 
 

@@ -12,6 +12,10 @@ commercial at (U+FF1D, U+FF0B, U+FF0D, U+FF20, which spreadsheets in East Asian 
 the ASCII ones), or with any of these after leading spaces. The cost is a visible ``'`` in front of
 such a value (an E.164 phone number ``+4930...`` is exported as ``'+4930...``); the JSONL export
 keeps every value exact.
+
+Read back (``outreach contacts import`` of a file ``contacts export`` wrote), ``plain_value`` takes
+that quote off again: a cell that is ``'`` followed by what ``text_cell`` would have quoted is the
+value after the quote. A cell is only ever data: nothing read is evaluated.
 """
 
 from __future__ import annotations
@@ -26,3 +30,11 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uf
 def text_cell(value: str) -> str:
     """``value`` as a cell no spreadsheet evaluates: with a leading ``'`` if it could start a formula."""
     return "'" + value if value.lstrip(" ").startswith(FORMULA_STARTS) else value
+
+
+def plain_value(cell: str) -> str:
+    """The value ``text_cell`` made ``cell`` from: without the leading ``'`` it put before a formula
+    start; any other cell as it is."""
+    if cell.startswith("'") and text_cell(cell[1:]) == cell:
+        return cell[1:]
+    return cell

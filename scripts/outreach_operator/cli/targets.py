@@ -57,6 +57,15 @@ class Targets:
     email_scheduler_role_arn: str | None = None
     email_dlq_arn: str | None = None
     email_sender_identity: str | None = None
+    # The contact ledger (``outreach.contacts`` reads it from CONTACTS_TABLE).
+    contacts_table: str | None = None
+    # The one-click unsubscribe endpoint (a function URL) and the KMS HMAC key its tokens are made with:
+    # a campaign without an ``unsubscribe`` of its own links every email there.
+    unsubscribe_url: str | None = None
+    unsubscribe_key_arn: str | None = None
+    # The queue of SES's events (and the unsubscribe endpoint's fan-out messages) and its DLQ.
+    ses_events_queue_url: str | None = None
+    ses_events_dlq_url: str | None = None
     endpoint_url: str | None = None
     region: str | None = None
     env: str | None = None
@@ -77,6 +86,7 @@ class Targets:
             "SCRAPE_QUEUE_URL": self.scrape_queue_url,
             "SCRAPE_DLQ_URL": self.scrape_dlq_url,
             "RESULTS_BUCKET": self.results_bucket,
+            "CONTACTS_TABLE": self.contacts_table,
             "AWS_ENDPOINT_URL": self.endpoint_url,
             "AWS_DEFAULT_REGION": self.region,
         }
@@ -99,6 +109,11 @@ _PIPELINE_OUTPUTS: Mapping[str, str] = {
     "dispatcher_function_name": "dispatcher_function",
     "scrape_reconciler_function_name": "scrape_reconciler_function",
     "email_reconciler_function_name": "email_reconciler_function",
+    "contacts_table_name": "contacts_table",
+    "unsubscribe_url": "unsubscribe_url",
+    "unsubscribe_key_arn": "unsubscribe_key_arn",
+    "ses_events_queue_url": "ses_events_queue_url",
+    "ses_events_dlq_url": "ses_events_dlq_url",
 }
 
 # Pipeline outputs preferred, when a root has them, over the name of the same function above: an ARN

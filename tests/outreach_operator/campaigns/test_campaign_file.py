@@ -125,3 +125,11 @@ def test_a_campaign_file_over_4_mib_is_refused_before_it_is_parsed(tmp_path: Pat
     with pytest.raises(CampaignFileError) as caught:
         load_campaign(path)
     assert str(caught.value) == f"{path}: larger than 4 MiB, the most a campaign file may have"
+
+
+def test_a_campaign_id_ses_cannot_carry_as_a_message_tag_is_refused() -> None:
+    # 128 characters, a valid job id; as a tag every "_" is "_5F": 382 characters, SES allows 256.
+    long_id = "c" + "_" * 127
+    message = _error(campaign_data(campaign_id=long_id))
+    assert "campaign_id:" in message and "outreach-campaign" in message and "256" in message, message
+    assert parse_campaign(campaign_data(campaign_id="c" + "-" * 127)).campaign_id == "c" + "-" * 127

@@ -12,6 +12,7 @@ from outreach import email_worker, task_store
 from outreach.email_task import EmailMessage, PlannedEmail
 from outreach_operator.campaigns import message_caps, template_sandbox
 from outreach_operator.campaigns.campaign_file import CampaignFileError, parse_campaign
+from outreach_operator.campaigns.one_click_links import DRY_RUN_TOKEN, OneClickLinks
 from outreach_operator.campaigns.planning import plan_campaign
 from outreach_operator.campaigns.recipients import Recipient
 from outreach_operator.campaigns.rendering import render_step
@@ -264,7 +265,7 @@ def test_a_message_over_320_kib_in_all_is_refused_and_one_at_every_cap_fits_in_a
     # a message at every cap still fits in one task row, with room to spare
     message = EmailMessage(
         sender="Acme Partnerships <partners@mail.acme.example>",
-        to=f"{'r' * 64}@{'d' * 63}.{'e' * 63}.{'f' * 58}.example",
+        to=f"{'r' * 64}@{'d' * 63}.{'e' * 63}.{'f' * 53}.example",  # 254 characters, the most there are
         subject="ü" * message_caps.SUBJECT_CHARS,
         text="t"
         * (message_caps.MESSAGE_BYTES - message_caps.HTML_BYTES - 1000 - 2 * message_caps.SUBJECT_CHARS),
@@ -410,3 +411,29 @@ def test_an_unsubscribe_target_that_is_not_one_uri_on_the_campaigns_host_is_refu
     error = _render_error(_campaign(unsubscribe=unsubscribe), {"company": "Acme"})
     assert error.field == "unsubscribe"
     assert reason in error.reason, error.reason
+
+
+# ---- a campaign without an unsubscribe of its own: the one-click link ---------------------------
+
+
+def _without_unsubscribe() -> Any:
+    data = campaign_data()
+    del data["unsubscribe"]
+    return parse_campaign(data)
+
+
+def test_a_campaign_without_its_own_unsubscribe_takes_the_one_click_link_as_placeholder_and_header() -> None:
+    links = OneClickLinks("https://u.lambda-url.eu-central-1.on.aws/", None, "spring-2027")
+    message = render_step(_without_unsubscribe(), 1, "to@example.org", {"company": "Acme"}, links)
+    link = f"https://u.lambda-url.eu-central-1.on.aws/?t={DRY_RUN_TOKEN}"
+    assert (message.unsubscribe, message.text) == (link, f"Hello Acme\n{link}")
+    assert email_worker.unsubscribe_headers(message)[1] == {
+        "Name": "List-Unsubscribe-Post",
+        "Value": "List-Unsubscribe=One-Click",
+    }
+
+
+def test_a_campaign_without_its_own_unsubscribe_and_no_endpoint_is_refused_naming_unsubscribe() -> None:
+    error = _render_error(_without_unsubscribe(), {"company": "Acme"})
+    assert error.field == "unsubscribe"
+    assert "no unsubscribe of its own and no one-click endpoint" in error.reason

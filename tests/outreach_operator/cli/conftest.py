@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import boto3
 import pytest
@@ -12,14 +14,19 @@ from click.testing import CliRunner, Result
 
 from embedded_aws.dynamodb_size_limits import enforce_dynamodb_size_limits
 from embedded_aws.dynamodb_transactions import make_transactions_atomic
+from embedded_aws.ses_account import report_ses_account, set_ses_account
+from embedded_aws.ses_v2 import support_ses_v2
 from embedded_aws.sqs_message_move import support_message_move_tasks
-from outreach import task_store
+from outreach import clock, task_store
 from outreach.results import store_result
 from outreach.task_model import Task
+from outreach_dev.contacts_table_shape import create_contacts_table
 from outreach_operator.cli.app import cli
+from tests.outreach_operator.cli.campaign_support import GROUP, START
 from tests.support.aws import REGION, Resources
 
 OPERATOR = "ops@example.test"
+CONTACTS_TABLE = "outreach-test-contacts"
 
 Run = Callable[..., Result]
 
@@ -43,14 +50,21 @@ def embedded_aws_behaviour() -> None:
 
 
 @pytest.fixture
-def run(resources: Resources) -> Run:
-    """``run(*args)``: the CLI pointed at the moto resources by flags, as an operator would."""
+def contacts_table(resources: Resources, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The contact ledger's table as modules/contact-ledger declares it, beside the moto resources."""
+    monkeypatch.setenv("CONTACTS_TABLE", create_contacts_table(CONTACTS_TABLE, REGION))
+    return CONTACTS_TABLE
+
+
+@pytest.fixture
+def run(resources: Resources, contacts_table: str) -> Run:
+    """``run(*args)``: the CLI pointed at the moto resources (the contact ledger among them) by flags,
+    as an operator would."""
 
     def invoke(*args: str, extra: list[str] | None = None) -> Result:
         runner = CliRunner()
-        return runner.invoke(
-            cli, [*target_flags(resources), *(extra or []), *args], env={"OUTREACH_OPERATOR": OPERATOR}
-        )
+        flags = [*target_flags(resources), "--contacts-table", contacts_table]
+        return runner.invoke(cli, [*flags, *(extra or []), *args], env={"OUTREACH_OPERATOR": OPERATOR})
 
     return invoke
 
@@ -124,3 +138,49 @@ def claim_task(task_id: str, *, lease_seconds: int = 300) -> Task:
     task = task_store.get_task(task_id)
     assert task is not None
     return task_store.claim(task, message_id="m-1", receive_count=1, lease_seconds=lease_seconds)
+
+
+# ---- campaigns: SES, the schedule target ----------------------------------------------------------
+
+
+@pytest.fixture
+def ses_account() -> Iterator[None]:
+    """SES's GetAccount as the embedded AWS answers it: a ready account (14/s, 50,000 a day) unless a
+    test sets another with ``set_ses_account``."""
+    report_ses_account()
+    yield
+    set_ses_account(REGION)
+
+
+@pytest.fixture
+def email_flags(resources: Resources) -> list[str]:
+    boto3.client("scheduler", region_name=REGION).create_schedule_group(Name=GROUP)
+    dlq_url = boto3.client("sqs", region_name=REGION).create_queue(QueueName="outreach-test-email-dlq")[
+        "QueueUrl"
+    ]
+    dlq_arn = boto3.client("sqs", region_name=REGION).get_queue_attributes(
+        QueueUrl=dlq_url, AttributeNames=["QueueArn"]
+    )["Attributes"]["QueueArn"]
+    return [
+        "--email-schedule-group", GROUP,
+        "--email-worker-arn", f"arn:aws:lambda:{REGION}:123456789012:function:outreach-test-email-worker",
+        "--email-scheduler-role-arn", "arn:aws:iam::123456789012:role/outreach-test-email-scheduler",
+        "--email-dlq-arn", dlq_arn,
+    ]  # fmt: skip
+
+
+SES_CONFIGURATION_SET = "outreach-test-email"
+
+
+@pytest.fixture
+def ses(resources: Resources, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[float]]:
+    """SES with the example campaign's sending domain verified; the clock (``now[0]``) settable."""
+    support_ses_v2()
+    ses = boto3.client("sesv2", region_name=REGION)
+    ses.create_email_identity(EmailIdentity="mail.acme.example")
+    ses.create_configuration_set(ConfigurationSetName=SES_CONFIGURATION_SET)
+    monkeypatch.setenv("EMAIL_CONFIGURATION_SET", SES_CONFIGURATION_SET)
+    now = [datetime.fromisoformat(START).replace(tzinfo=ZoneInfo("Europe/Berlin")).timestamp() - 3600]
+    clock.set_time_source(lambda: now[0])
+    yield now
+    clock.set_time_source(None)

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 from zoneinfo import ZoneInfo
 
 import boto3
 import pytest
-import yaml
 from botocore.stub import Stubber
 
-from embedded_aws.ses_account import report_ses_account, set_ses_account
-from embedded_aws.ses_v2 import sent_emails, support_ses_v2
-from outreach import clock, email_worker, task_store
+from embedded_aws.ses_account import set_ses_account
+from embedded_aws.ses_v2 import sent_emails
+from outreach import email_worker, task_store
 from outreach.email_task import email_schedule_name, email_task_id
 from outreach.results import store_result
 from outreach.task_model import Status
@@ -24,96 +21,19 @@ from outreach_operator import task_actions
 from outreach_operator.campaigns import message_caps
 from outreach_operator.cli.campaigns import quota as campaign_quota
 from outreach_operator.cli.targets import resolve
+from tests.outreach_operator.cli.campaign_support import CAMPAIGN, CAMPAIGN_ID, GROUP, RECIPIENTS, START
+from tests.outreach_operator.cli.campaign_support import campaign_file as _campaign
+from tests.outreach_operator.cli.campaign_support import csv_file as _csv
+from tests.outreach_operator.cli.campaign_support import email_items as _email_items
+from tests.outreach_operator.cli.campaign_support import fire_due_schedules as _fire_due_schedules
+from tests.outreach_operator.cli.campaign_support import schedule_example as _schedule
+from tests.outreach_operator.cli.campaign_support import schedules as _schedules
 from tests.outreach_operator.cli.conftest import OPERATOR, Run, as_json, finish_task
 from tests.support.aws import REGION, Resources
 from tests.support.lambda_context import FakeContext
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
-CAMPAIGN = EXAMPLES / "campaign.yaml"
-RECIPIENTS = EXAMPLES / "recipients.csv"
-CAMPAIGN_ID = "spring-outreach-2027"
-GROUP = "outreach-test-email"
-START = "2027-03-01T08:00:00"  # a Monday, an hour before the example's window opens in Berlin
-
-
-@pytest.fixture(autouse=True)
-def ses_account() -> Iterator[None]:
-    """SES's GetAccount as the embedded AWS answers it: a ready account (14/s, 50,000 a day) unless a
-    test sets another with ``set_ses_account``."""
-    report_ses_account()
-    yield
-    set_ses_account(REGION)
-
-
-@pytest.fixture
-def email_flags(resources: Resources) -> list[str]:
-    boto3.client("scheduler", region_name=REGION).create_schedule_group(Name=GROUP)
-    dlq_url = boto3.client("sqs", region_name=REGION).create_queue(QueueName="outreach-test-email-dlq")[
-        "QueueUrl"
-    ]
-    dlq_arn = boto3.client("sqs", region_name=REGION).get_queue_attributes(
-        QueueUrl=dlq_url, AttributeNames=["QueueArn"]
-    )["Attributes"]["QueueArn"]
-    return [
-        "--email-schedule-group", GROUP,
-        "--email-worker-arn", f"arn:aws:lambda:{REGION}:123456789012:function:outreach-test-email-worker",
-        "--email-scheduler-role-arn", "arn:aws:iam::123456789012:role/outreach-test-email-scheduler",
-        "--email-dlq-arn", dlq_arn,
-    ]  # fmt: skip
-
-
-def _schedule(
-    run: Run,
-    flags: list[str],
-    *args: str,
-    recipients: Path = RECIPIENTS,
-    start: str = START,
-    campaign: Path = CAMPAIGN,
-) -> Any:
-    return run(
-        "campaign", "schedule", "--campaign", str(campaign), "--recipients", str(recipients),
-        "--start", start, *args, extra=["--json", *flags],
-    )  # fmt: skip
-
-
-def _campaign(tmp_path: Path, **changes: Any) -> Path:
-    """The example campaign with ``changes`` to its top-level fields, as a JSON campaign file."""
-    data = yaml.safe_load(CAMPAIGN.read_text(encoding="utf-8"))
-    data.update(changes)
-    path = tmp_path / "campaign.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
-    return path
-
-
-def _schedules() -> dict[str, dict[str, Any]]:
-    scheduler = boto3.client("scheduler", region_name=REGION)
-    names = [s["Name"] for s in scheduler.list_schedules(GroupName=GROUP)["Schedules"]]
-    found = {}
-    for name in names:
-        got = scheduler.get_schedule(Name=name, GroupName=GROUP)
-        found[name] = {
-            "expression": got["ScheduleExpression"],
-            "zone": got["ScheduleExpressionTimezone"],
-            "input": json.loads(got["Target"]["Input"]),
-            "after": got["ActionAfterCompletion"],
-            "retries": got["Target"]["RetryPolicy"]["MaximumRetryAttempts"],
-            "dlq": got["Target"]["DeadLetterConfig"]["Arn"],
-        }
-    return found
-
-
-def _email_items(resources: Resources) -> list[dict[str, Any]]:
-    dynamodb = boto3.client("dynamodb", region_name=REGION)
-    items = dynamodb.scan(TableName=resources.table, ConsistentRead=True)["Items"]
-    return sorted(
-        (item for item in items if item["kind"]["S"] == "email"), key=lambda item: item["task_id"]["S"]
-    )
-
-
-def _csv(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "r.csv"
-    path.write_text(text, encoding="utf-8")
-    return path
+# SES's GetAccount answers a ready account (14/s, 50,000 a day) unless a test sets another.
+pytestmark = pytest.mark.usefixtures("ses_account")
 
 
 def test_dry_run_shows_the_plan_per_day_and_step_and_writes_nothing(
@@ -374,39 +294,6 @@ def test_a_start_in_the_past_is_refused(run: Run, resources: Resources, email_fl
 
 
 # ---- what the worker makes of a scheduled campaign ---------------------------------------------
-
-SES_CONFIGURATION_SET = "outreach-test-email"
-
-
-@pytest.fixture
-def ses(resources: Resources, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[float]]:
-    """SES with the example campaign's sending domain verified; the clock (``now[0]``) settable."""
-    support_ses_v2()
-    ses = boto3.client("sesv2", region_name=REGION)
-    ses.create_email_identity(EmailIdentity="mail.acme.example")
-    ses.create_configuration_set(ConfigurationSetName=SES_CONFIGURATION_SET)
-    monkeypatch.setenv("EMAIL_CONFIGURATION_SET", SES_CONFIGURATION_SET)
-    now = [datetime.fromisoformat(START).replace(tzinfo=ZoneInfo("Europe/Berlin")).timestamp() - 3600]
-    clock.set_time_source(lambda: now[0])
-    yield now
-    clock.set_time_source(None)
-
-
-def _fire_due_schedules(now: float) -> list[dict[str, Any]]:
-    """Invoke the worker with the input of every schedule due by ``now``, as Scheduler would; the
-    inputs it was invoked with."""
-    scheduler = boto3.client("scheduler", region_name=REGION)
-    fired = []
-    for listed in scheduler.list_schedules(GroupName=GROUP)["Schedules"]:
-        schedule = scheduler.get_schedule(Name=listed["Name"], GroupName=GROUP)
-        zone = ZoneInfo(schedule["ScheduleExpressionTimezone"])
-        due = datetime.fromisoformat(schedule["ScheduleExpression"].removeprefix("at(").removesuffix(")"))
-        if due.replace(tzinfo=zone).timestamp() <= now:
-            event = json.loads(schedule["Target"]["Input"])
-            email_worker.lambda_handler(event, FakeContext())
-            scheduler.delete_schedule(Name=listed["Name"], GroupName=GROUP)  # ActionAfterCompletion DELETE
-            fired.append(event)
-    return fired
 
 
 def test_scheduled_first_step_is_sent_as_rendered_and_counted_by_status(

@@ -67,6 +67,32 @@ def test_dlq_redrive_moves_every_message_back_to_the_scrape_queue(run: Run, reso
     assert receive_all(resources.dlq_url) == []
 
 
+def test_dlq_redrive_ses_events_moves_the_events_dlq_back_to_the_events_queue(
+    run: Run, resources: Resources
+) -> None:
+    dlq_url = _queue("outreach-test-ses-events-dlq")
+    dlq_arn = _sqs().get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    queue_url = str(
+        _sqs().create_queue(
+            QueueName="outreach-test-ses-events",
+            Attributes={"RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 5})},
+        )["QueueUrl"]
+    )
+    flags = ("--ses-events-queue-url", queue_url, "--ses-events-dlq-url", dlq_url)
+    events = [json.dumps({"id": f"event-{n}", "source": "aws.ses"}) for n in range(3)]
+    for body in events:
+        _sqs().send_message(QueueUrl=dlq_url, MessageBody=body)
+    dry = as_json(run(*flags, "--json", "dlq", "redrive", "ses-events", "--dry-run"))
+    assert dry["would_move"] == 3
+    assert len(receive_all(queue_url)) == 0
+    report = as_json(run(*flags, "--json", "dlq", "redrive", "ses-events"))
+    assert (report["Status"], report["ApproximateNumberOfMessagesMoved"]) == ("COMPLETED", 3)
+    assert _bodies(queue_url) == sorted(events)
+    assert receive_all(dlq_url) == []
+
+
 def _failure_record(records: list[dict[str, Any]], arrival: str | None = None) -> dict[str, Any]:
     """An invocation record as the stream mapping writes it to an S3 on-failure destination."""
     return {

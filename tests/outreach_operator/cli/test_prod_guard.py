@@ -11,13 +11,14 @@ import boto3
 import pytest
 from click.testing import CliRunner, Result
 
-from outreach import clients, clock, task_store
+from outreach import clients, clock, contacts, task_store
 from outreach.task_ids import normalise_url, scrape_task_id
 from outreach_dev import terraform_cli
 from outreach_operator.cli import confirm
 from outreach_operator.cli.account import root_pins
 from outreach_operator.cli.app import cli
 from tests.outreach_operator.cli.conftest import OPERATOR, aws_state, fail_task
+from tests.outreach_operator.cli.ledger_support import ledger_items, record_address_stop
 from tests.support.aws import REGION, Resources
 
 MOTO_ACCOUNT = "123456789012"
@@ -72,7 +73,7 @@ def _pipe_dlq() -> str:
 
 
 @pytest.fixture
-def state(resources: Resources, tmp_path: Path) -> Callable[..., Path]:
+def state(resources: Resources, contacts_table: str, tmp_path: Path) -> Callable[..., Path]:
     """A state file whose outputs name the moto resources (``account``: the one its ARNs name)."""
 
     def write(account: str = MOTO_ACCOUNT) -> Path:
@@ -88,9 +89,11 @@ def state(resources: Resources, tmp_path: Path) -> Callable[..., Path]:
             "results_bucket": resources.bucket,
             "dispatch_failure_bucket": failure_bucket,
             "dispatch_pipe_dlq_url": _pipe_dlq(),
+            "contacts_table_name": contacts_table,
         }
+        outputs = {"pipeline": {"value": pipeline}, "email_schedule_group": {"value": "outreach-p-email"}}
         path = tmp_path / "terraform.tfstate"
-        path.write_text(json.dumps({"version": 4, "outputs": {"pipeline": {"value": pipeline}}}))
+        path.write_text(json.dumps({"version": 4, "outputs": outputs}))
         return path
 
     return write
@@ -205,6 +208,9 @@ CHANGES = {
     "dlq redrive": ["dlq", "redrive", "scrape"],
     "dlq replay pipe": ["dlq", "replay", "pipe", "--job", "jp"],
     "failures replay": ["failures", "replay"],
+    "contacts block": ["contacts", "block", "info@acme.example", "--why", "asked"],
+    "contacts block --domain": ["contacts", "block", "--domain", "acme.example", "--why", "asked"],
+    "contacts unblock": ["contacts", "unblock", "old@acme.example", "--why", "fixed"],
 }
 
 
@@ -218,10 +224,12 @@ def test_a_change_against_prod_without_a_terminal_or_yes_is_refused_and_changes_
     fail_task(IDS[0], "http_status: 503")
     state_file = state()
     _dead_letters(resources, state_file)
+    record_address_stop("old@acme.example", contacts.State.BLOCKED, contacts.Source.OPERATOR)
     pipeline = json.loads(state_file.read_text())["outputs"]["pipeline"]["value"]
     before = aws_state(
         resources, queues=[pipeline["dispatch_pipe_dlq_url"]], buckets=[pipeline["dispatch_failure_bucket"]]
     )
+    ledger = ledger_items()
     # WHEN the change runs from a script (no terminal) without --yes
     result = invoke("prod", state_file, *CHANGES[change])
     # THEN it is refused (exit 2), says to pass --yes, and nothing changed anywhere
@@ -231,6 +239,7 @@ def test_a_change_against_prod_without_a_terminal_or_yes_is_refused_and_changes_
         resources, queues=[pipeline["dispatch_pipe_dlq_url"]], buckets=[pipeline["dispatch_failure_bucket"]]
     )
     assert after == before
+    assert ledger_items() == ledger
 
 
 def test_a_change_against_prod_asks_and_goes_ahead_only_on_yes(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -101,3 +102,26 @@ def test_the_reconcilers_a_replay_may_invoke_come_from_the_pipeline_outputs() ->
     arn = "arn:aws:lambda:eu-central-1:111122223333:function:outreach-dev-scrape-reconciler"
     with_arn = resolve("dev", {}, read_outputs=_outputs({**pipeline, "scrape_reconciler_function_arn": arn}))
     assert with_arn.scrape_reconciler_function == arn
+
+
+def test_the_contact_ledger_and_the_unsubscribe_endpoint_come_from_the_pipeline_outputs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pipeline = {
+        **PIPELINE,
+        "contacts_table_name": "dev-contacts",
+        "unsubscribe_url": "https://abc.lambda-url.eu-central-1.on.aws/",
+        "unsubscribe_key_arn": "arn:aws:kms:eu-central-1:123456789012:key/k",
+    }
+    targets = resolve("dev", {}, read_outputs=_outputs(pipeline))
+    assert (targets.contacts_table, targets.unsubscribe_url, targets.unsubscribe_key_arn) == (
+        "dev-contacts",
+        "https://abc.lambda-url.eu-central-1.on.aws/",
+        "arn:aws:kms:eu-central-1:123456789012:key/k",
+    )
+    flagged = resolve("dev", {"contacts_table": "other-contacts"}, read_outputs=_outputs(pipeline))
+    assert flagged.contacts_table == "other-contacts"
+    for exported in ("TASKS_TABLE", "SCRAPE_QUEUE_URL", "SCRAPE_DLQ_URL", "RESULTS_BUCKET", "CONTACTS_TABLE"):
+        monkeypatch.delenv(exported, raising=False)  # restored after the test
+    flagged.activate()  # the core's contacts module reads CONTACTS_TABLE, as in Lambda
+    assert os.environ["CONTACTS_TABLE"] == "other-contacts"

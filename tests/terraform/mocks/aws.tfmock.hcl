@@ -93,3 +93,16 @@ mock_resource "aws_cloudwatch_dashboard" {
     dashboard_arn = "arn:aws:cloudwatch::111122223333:dashboard/mock"
   }
 }
+
+mock_resource "aws_cloudwatch_event_rule" {
+  defaults = {
+    arn = "arn:aws:events:eu-central-1:111122223333:rule/mock"
+  }
+}
+
+mock_resource "aws_lambda_function_url" {
+  defaults = {
+    function_url = "https://mock0000000000000000000000000000.lambda-url.eu-central-1.on.aws/"
+    url_id       = "mock0000000000000000000000000000"
+  }
+}

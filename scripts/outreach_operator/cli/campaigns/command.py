@@ -53,7 +53,8 @@ def schedule(
 @click.argument("campaign_id")
 @click.pass_context
 def status(ctx: click.Context, campaign_id: str) -> None:
-    """Emails per step and status, and why emails failed or were cancelled (one Scan of the table)."""
+    """Per step: planned, statuses, sent, what SES said (delivered, bounced, complained, unsubscribed),
+    and why emails failed or were cancelled (one Scan of the table, the counter shards)."""
     campaign_status(session(ctx), campaign_id)
 
 

@@ -5,7 +5,10 @@ and one EventBridge Scheduler one-time schedule per task (``email_schedules.ensu
 records the campaign as a job (``task_store.record_job``; the campaign id is the tasks' ``job_id``).
 Task ids and schedule names derive from campaign, recipient and step, so running it again creates
 nothing twice; a task that already exists keeps the send time it was written with. Before anything is
-written (and in a dry run) the plan is held against the account's SES sending quota (``quota``).
+written (and in a dry run) the recipients the contact ledger stops are left out and listed with why
+(``stopped``), a campaign without its own ``unsubscribe`` gets the one-click link of each recipient
+and step (``default_unsubscribe``), and the plan is held against the account's SES sending quota
+(``quota``).
 """
 
 from __future__ import annotations
@@ -23,9 +26,11 @@ from outreach.task_model import Kind
 from outreach_operator.campaigns.campaign_file import Campaign, CampaignFileError, SendWindow, load_campaign
 from outreach_operator.campaigns.planning import plan_campaign
 from outreach_operator.campaigns.ses_identity import identity_covers
+from outreach_operator.cli.campaigns.default_unsubscribe import one_click_links, unsubscribe_report
 from outreach_operator.cli.campaigns.quota import check_quota
 from outreach_operator.cli.campaigns.recipient_sources import from_csv, from_job
 from outreach_operator.cli.campaigns.schedule_view import render_rejected, render_scheduled
+from outreach_operator.cli.campaigns.stopped import leave_out_stopped
 from outreach_operator.cli.campaigns.writing import write_plan
 from outreach_operator.cli.confirm import confirm_change
 from outreach_operator.cli.jobs.create import existing_task_ids
@@ -54,7 +59,9 @@ def schedule_campaign(
     else:
         s.targets.require("tasks_table", "--table")
         recipients, source = from_job(s, str(from_job_id))
-    plan = plan_campaign(chosen, recipients.valid, first)
+    links = one_click_links(s, chosen, dry_run=dry_run)
+    stops = leave_out_stopped(s, recipients.valid, dry_run=dry_run)
+    plan = plan_campaign(chosen, stops.kept, first, links)
     rejected = [row.as_dict() for row in [*recipients.rejected, *plan.rejected]]
     report: dict[str, Any] = {
         "campaign_id": chosen.campaign_id,
@@ -64,6 +71,9 @@ def schedule_campaign(
         "recipients_scheduled": len(plan.emails) // len(chosen.steps),
         "emails": len(plan.emails),
         "rejected": rejected,
+        "stopped": stops.stopped,
+        "stops": stops.report(),
+        "unsubscribe": unsubscribe_report(chosen, links),
         "timezone": chosen.window.timezone,
         "plan": plan_by_day(plan.emails, chosen.window),
         "dry_run": dry_run,
@@ -74,7 +84,9 @@ def schedule_campaign(
             f"{len(rejected)} rows cannot be scheduled; nothing written (fix them or --skip-invalid)"
         )
     if not plan.emails:
-        raise BadInput("no recipient to schedule")
+        s.emit({**report, "written": 0}, lambda c: render_scheduled(c, report, planned=False))
+        left_out = f" ({len(stops.stopped)} left out: the contact ledger stops them)" if stops.stopped else ""
+        raise BadInput(f"no recipient to schedule{left_out}")
     if dry_run:
         report["ses_quota"] = check_quota(chosen, plan, dry_run=True)
         if s.targets.tasks_table:

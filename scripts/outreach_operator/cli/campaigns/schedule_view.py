@@ -1,4 +1,5 @@
-"""How ``campaign schedule`` looks to a person: rejected rows, the plan per day and step, the quota."""
+"""How ``campaign schedule`` looks to a person: rejected rows, the recipients the contact ledger stops,
+the plan per day and step, the unsubscribe target, the quota."""
 
 from __future__ import annotations
 
@@ -19,9 +20,30 @@ def render_rejected(console: Console, rejected: list[dict[str, Any]]) -> None:
     )
 
 
-def render_scheduled(console: Console, report: dict[str, Any]) -> None:
+def render_stopped(console: Console, report: dict[str, Any]) -> None:
+    if not report["stops"]["checked"]:
+        console.print(report["stops"]["reason"])
+    stopped = report["stopped"]
+    if not stopped:
+        return
+    console.print(
+        table(
+            f"{len(stopped)} recipients left out: the contact ledger stops them",
+            ["row", "address", "state", "since", "why", "by"],
+            [[r["row"], r["address"], r["state"], r["since"], r["why"], r["stopped_by"]] for r in stopped],
+        )
+    )
+
+
+def render_scheduled(console: Console, report: dict[str, Any], *, planned: bool = True) -> None:
     if report["rejected"]:
         render_rejected(console, report["rejected"])
+    render_stopped(console, report)
+    if not planned:
+        return
+    unsubscribe = report["unsubscribe"]
+    if unsubscribe["default"]:
+        console.print(f"unsubscribe: one-click links to {unsubscribe['url']}; tokens {unsubscribe['tokens']}")
     console.print(
         table(
             f"campaign {report['campaign_id']}: {report['emails']:,} emails to "

@@ -1,4 +1,13 @@
-"""``campaign status``: emails per step and status, why emails were not sent, the next send time."""
+"""``campaign status``: per step what was planned, sent and what SES said of it; why emails were not sent.
+
+Two sources, each exact: the campaign's task rows (one consistent Scan: every email task with its
+status and failure reason) give per step the emails planned, their statuses (``sent`` is Finished) and
+the cancelled ones grouped by reason; the campaign's counter shards give the SES events per step
+(``task_store.email_event_counts``: delivered, bounced hard and soft, complained, unsubscribed,
+rejected, delayed, rendering failed), each counted once however often SES delivered the event (the
+task's mark and the counter move in one transaction). ``--json`` keeps every key it had and adds,
+per step, ``planned``, ``sent``, each event kind and ``cancelled_by_reason``, and ``events``.
+"""
 
 from __future__ import annotations
 
@@ -12,43 +21,71 @@ from outreach.task_model import Status
 from outreach_operator import task_queries
 from outreach_operator.cli.output import BadInput, Session, table
 
+EVENT_KINDS = tuple(event.value for event in task_store.EmailEvent)
+# The event columns the table shows (every kind is in --json).
+SHOWN_EVENTS = ("delivered", "bounced_hard", "bounced_soft", "complained", "unsubscribed")
+
+
+def reason_group(reason: str | None) -> str:
+    """A failure reason as status groups it: the text before its first ``:``."""
+    return (reason or "unknown").split(":", 1)[0].strip() or "unknown"
+
 
 def campaign_status(s: Session, campaign_id: str) -> None:
-    """The campaign's counters and its email tasks read once (a Scan of the table), emitted."""
+    """The campaign's counters, events and email tasks (read once: a Scan of the table), emitted."""
     s.targets.require("tasks_table", "--table")
     row = task_store.get_job(campaign_id)
     counts = task_store.job_counts(campaign_id)
     if row is None and not any(counts.values()):
         raise BadInput(f"no campaign {campaign_id!r} in {s.targets.tasks_table}")
+    events = task_store.email_event_counts(campaign_id)
     tasks = task_queries.campaign_tasks(campaign_id)
     per_step: dict[int, Counter[str]] = {}
+    cancelled: dict[int, Counter[str]] = {}
     reasons: Counter[tuple[str, str]] = Counter()
     for task in tasks:
         assert task.email is not None  # Task.from_item gives every email row its email fields
         per_step.setdefault(task.email.step, Counter())[task.status.value] += 1
         if task.status in (Status.FAILED, Status.CANCELLED):
-            reason = (task.failure_reason or "unknown").split(":", 1)[0].strip() or "unknown"
+            reason = reason_group(task.failure_reason)
             reasons[(task.status.value, reason)] += 1
+            if task.status is Status.CANCELLED:
+                cancelled.setdefault(task.email.step, Counter())[reason] += 1
     pending = [t.email.send_at for t in tasks if t.status is Status.PENDING and t.email is not None]
+    steps = sorted(set(per_step) | set(events))
     data: dict[str, Any] = {
         "campaign_id": campaign_id,
         "created_at": None if row is None else row.get("created_at"),
         "created_by": None if row is None else row.get("created_by"),
         "source": None if row is None else row.get("source"),
         "counts": counts,
-        "steps": [
-            {"step": step, **{st.value: per_step[step][st.value] for st in Status}}
-            for step in sorted(per_step)
-        ],
+        "steps": [_step(step, per_step.get(step, Counter()), events, cancelled) for step in steps],
         "reasons": [{"status": st, "reason": r, "emails": n} for (st, r), n in reasons.most_common()],
+        "events": {str(step): kinds for step, kinds in events.items()},
         "next_send_at": min(pending) if pending else None,
     }
 
     def render(console: Console) -> None:
-        columns = ["step", *(st.value for st in Status)]
+        statuses = [st.value for st in Status]
+        columns = ["step", "planned", *statuses]
         rows = [[entry[c] for c in columns] for entry in data["steps"]]
-        rows.append(["all (counters)", *(counts[st.value] for st in Status)])
+        rows.append(["all (counters)", sum(counts.values()), *(counts[st] for st in statuses)])
         console.print(table(f"campaign {campaign_id}", columns, rows))
+        seen = ["step", "sent", *SHOWN_EVENTS]
+        console.print(
+            table(
+                "what SES said, per step (each event counted once)",
+                [c.replace("_", " ") for c in seen],
+                [[entry[c] for c in seen] for entry in data["steps"]],
+            )
+        )
+        by_reason = [
+            [entry["step"], reason, n]
+            for entry in data["steps"]
+            for reason, n in entry["cancelled_by_reason"].items()
+        ]
+        if by_reason:
+            console.print(table("cancelled, per step and reason", ["step", "reason", "emails"], by_reason))
         if data["reasons"]:
             console.print(
                 table(
@@ -61,3 +98,18 @@ def campaign_status(s: Session, campaign_id: str) -> None:
             console.print(f"next send: {data['next_send_at']}")
 
     s.emit(data, render)
+
+
+def _step(
+    step: int, statuses: Counter[str], events: dict[int, dict[str, int]], cancelled: dict[int, Counter[str]]
+) -> dict[str, Any]:
+    """One step's row: its statuses (the keys ``--json`` always had), planned, sent, events, cancels."""
+    seen = events.get(step, {})
+    return {
+        "step": step,
+        **{st.value: statuses[st.value] for st in Status},
+        "planned": sum(statuses.values()),
+        "sent": statuses[Status.FINISHED.value],
+        **{kind: int(seen.get(kind, 0)) for kind in EVENT_KINDS},
+        "cancelled_by_reason": dict(cancelled.get(step, Counter()).most_common()),
+    }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from outreach_operator.cli.dlq.redrive import redrive_scrape_dlq
+from outreach_operator.cli.dlq.redrive import REDRIVEN, redrive_dlq
 from outreach_operator.cli.dlq.replay import replay_dlq
 from outreach_operator.cli.dlq.show import show_scrape_dlq
 from outreach_operator.cli.output import session
@@ -25,14 +25,14 @@ def show(ctx: click.Context, which: str, limit: int) -> None:
 
 
 @dlq.command("redrive")
-@click.argument("which", type=click.Choice(["scrape"]))
+@click.argument("which", type=click.Choice(sorted(REDRIVEN)))
 @click.option("--rate", type=click.IntRange(1, 500), help="Messages per second (default: SQS chooses).")
 @click.option("--timeout", type=float, default=600.0, show_default=True, help="Seconds to follow the move.")
 @click.option("--dry-run", is_flag=True, help="Show what would be moved; move nothing.")
 @click.pass_context
 def redrive(ctx: click.Context, which: str, rate: int | None, timeout: float, dry_run: bool) -> None:
-    """Move the scrape DLQ's messages back to the scrape queue (StartMessageMoveTask)."""
-    redrive_scrape_dlq(session(ctx), rate, timeout, dry_run)
+    """Move a DLQ's messages back to its queue (StartMessageMoveTask): scrape or ses-events."""
+    redrive_dlq(session(ctx), which, rate, timeout, dry_run)
 
 
 @dlq.command("replay")

@@ -1,4 +1,4 @@
-"""``dlq redrive scrape``: SQS's StartMessageMoveTask from the scrape DLQ back to its queue, followed."""
+"""``dlq redrive scrape|ses-events``: SQS's StartMessageMoveTask from a DLQ back to its queue, followed."""
 
 from __future__ import annotations
 
@@ -15,10 +15,24 @@ from outreach_operator.cli.output import Failed, Session
 _MOVE_DONE = {"COMPLETED", "FAILED", "CANCELLED"}
 
 
-def redrive_scrape_dlq(s: Session, rate: int | None, timeout: float, dry_run: bool) -> None:
-    """Start the move (at ``rate`` per second if given) and follow it for up to ``timeout`` seconds."""
-    dlq_url = s.targets.require("scrape_dlq_url", "--dlq-url")
-    queue_url = s.targets.require("scrape_queue_url", "--queue-url")
+# Each DLQ that is redriven to the queue it came from: (DLQ target, its flag, queue target, its flag).
+REDRIVEN = {
+    "scrape": ("scrape_dlq_url", "--dlq-url", "scrape_queue_url", "--queue-url"),
+    "ses-events": (
+        "ses_events_dlq_url",
+        "--ses-events-dlq-url",
+        "ses_events_queue_url",
+        "--ses-events-queue-url",
+    ),
+}
+
+
+def redrive_dlq(s: Session, which: str, rate: int | None, timeout: float, dry_run: bool) -> None:
+    """Start the move of ``which`` DLQ (at ``rate`` per second if given) back to its queue and follow
+    it for up to ``timeout`` seconds."""
+    dlq_name, dlq_flag, queue_name, queue_flag = REDRIVEN[which]
+    dlq_url = s.targets.require(dlq_name, dlq_flag)
+    queue_url = s.targets.require(queue_name, queue_flag)
     source, destination = queue.queue_arn(dlq_url), queue.queue_arn(queue_url)
     waiting = queue.depth(dlq_url)["visible"]
     if dry_run:
@@ -28,7 +42,7 @@ def redrive_scrape_dlq(s: Session, rate: int | None, timeout: float, dry_run: bo
             lambda c: c.print(f"dry run: would move {waiting:,} messages from {source} to {destination}"),
         )
         return
-    confirm_change(s, f"move {waiting:,} messages from the scrape DLQ back to the scrape queue")
+    confirm_change(s, f"move {waiting:,} messages from the {which} DLQ back to the {which} queue")
     sqs = boto3.client("sqs")
     request: dict[str, Any] = {"SourceArn": source, "DestinationArn": destination}
     if rate is not None:

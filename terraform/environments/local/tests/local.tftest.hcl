@@ -68,3 +68,17 @@ run "local_scrape_results_expire_as_prods_do" {
     error_message = "The local root keeps scrape results 90 days, prod's retention."
   }
 }
+
+run "local_listens_to_ses_events_and_one_click_unsubscribes_as_prod_does" {
+  command = plan
+
+  assert {
+    condition = (
+      output.pipeline.root_outputs.contacts_table_name == "outreach-local-contacts" &&
+      output.pipeline.root_outputs.ses_event_consumer_function_name == "outreach-local-ses-event-consumer" &&
+      output.pipeline.root_outputs.unsubscribe_function_name == "outreach-local-unsubscribe" &&
+      module.pipeline.soft_bounce_limit == 3
+    )
+    error_message = "The local root has the contact ledger, the SES event consumer (3 soft bounces) and the unsubscribe endpoint, named after the environment."
+  }
+}

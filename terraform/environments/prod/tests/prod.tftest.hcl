@@ -117,3 +117,12 @@ run "prod_without_a_results_retention_takes_the_modules_default" {
     error_message = "A root that leaves the retention unset gets scrape-pipeline's 90 days, not keep forever."
   }
 }
+
+run "prod_has_its_contact_ledger_and_stops_an_address_at_three_soft_bounces" {
+  command = plan
+
+  assert {
+    condition     = output.pipeline.root_outputs.contacts_table_name == "outreach-prod-contacts" && module.pipeline.soft_bounce_limit == 3
+    error_message = "prod has its contact ledger and stops an address at 3 soft bounces."
+  }
+}

@@ -1,0 +1,49 @@
+"""The contact ledger: one record per address and per blocked domain, which every send obeys.
+
+- ``keys``: the normalised address and the record keys (``address#...``, ``domain#...``).
+- ``states``: the ranked states, who set them, and a ``Stop`` (what stops sending, and why).
+- ``reads``: ``stop_of`` an address (the email worker, after its claim) and ``stops_of`` many (planning).
+- ``writes``: ``record_stop``, ``record_soft_bounce``, ``record_contacted``: idempotent, order-free, the
+  highest state wins; ``unblock``, the operator's only way down.
+- ``stop_fanout``: ``cancel_open_emails``, a stop reaching every open email to the address.
+
+The table is ``CONTACTS_TABLE`` (modules/contact-ledger), hash key ``contact_key``.
+"""
+
+from outreach.contacts.keys import (
+    ADDRESS_PREFIX,
+    DOMAIN_PREFIX,
+    address_key,
+    domain_key,
+    kind_of_key,
+    normalise,
+    normalise_domain,
+)
+from outreach.contacts.reads import KEY, stop_of, stops_of
+from outreach.contacts.states import WHY_CHARS, Source, State, Stop
+from outreach.contacts.stop_fanout import FanOut, cancel_open_emails
+from outreach.contacts.writes import clean_why, record_contacted, record_soft_bounce, record_stop, unblock
+
+__all__ = [
+    "ADDRESS_PREFIX",
+    "DOMAIN_PREFIX",
+    "KEY",
+    "WHY_CHARS",
+    "FanOut",
+    "Source",
+    "State",
+    "Stop",
+    "address_key",
+    "cancel_open_emails",
+    "clean_why",
+    "domain_key",
+    "kind_of_key",
+    "normalise",
+    "normalise_domain",
+    "record_contacted",
+    "record_soft_bounce",
+    "record_stop",
+    "stop_of",
+    "stops_of",
+    "unblock",
+]

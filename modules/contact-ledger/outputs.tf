@@ -1,0 +1,19 @@
+output "name" {
+  description = "Table name (the functions' CONTACTS_TABLE)."
+  value       = aws_dynamodb_table.this.name
+}
+
+output "arn" {
+  description = "Table ARN."
+  value       = aws_dynamodb_table.this.arn
+}
+
+output "hash_key" {
+  description = "The partition key attribute (contact_key): address#<normalised address> or domain#<domain>."
+  value       = local.hash_key
+}
+
+output "key_patterns" {
+  description = "dynamodb:LeadingKeys patterns of the two kinds of record ({address = \"address#*\", domain = \"domain#*\"}), for the IAM conditions of the functions that read or write them."
+  value       = local.key_patterns
+}

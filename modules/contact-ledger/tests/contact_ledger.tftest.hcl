@@ -1,0 +1,90 @@
+mock_provider "aws" {
+  source          = "../../tests/terraform/mocks"
+  override_during = plan
+}
+
+variables {
+  name = "outreach-test-contacts"
+}
+
+run "the_ledger_is_an_on_demand_encrypted_table_with_pitr_and_deletion_protection" {
+  command = plan
+
+  assert {
+    condition     = aws_dynamodb_table.this.name == "outreach-test-contacts" && aws_dynamodb_table.this.billing_mode == "PAY_PER_REQUEST"
+    error_message = "The contact ledger bills on demand under the name it is given."
+  }
+
+  assert {
+    condition     = aws_dynamodb_table.this.point_in_time_recovery[0].enabled
+    error_message = "Point-in-time recovery must be on: the ledger holds the opt-outs."
+  }
+
+  assert {
+    condition     = aws_dynamodb_table.this.server_side_encryption[0].enabled && var.kms_key_arn == null
+    error_message = "Encryption at rest with KMS is on, with the AWS managed key unless a caller names one."
+  }
+
+  assert {
+    condition     = aws_dynamodb_table.this.deletion_protection_enabled
+    error_message = "Deletion protection is on unless a caller turns it off."
+  }
+}
+
+run "one_record_per_contact_key_and_nothing_that_expires_or_streams" {
+  command = plan
+
+  assert {
+    condition     = aws_dynamodb_table.this.hash_key == "contact_key" && aws_dynamodb_table.this.range_key == null
+    error_message = "contact_key (address#<address> or domain#<domain>) is the only key."
+  }
+
+  assert {
+    condition     = [for a in aws_dynamodb_table.this.attribute : "${a.name}:${a.type}"] == ["contact_key:S"]
+    error_message = "contact_key is a string, and no other attribute is declared (no index)."
+  }
+
+  assert {
+    condition     = length(aws_dynamodb_table.this.global_secondary_index) == 0 && !anytrue([for t in aws_dynamodb_table.this.ttl : t.enabled]) && !aws_dynamodb_table.this.stream_enabled
+    error_message = "No index, no TTL (an opt-out never expires) and no stream."
+  }
+
+  assert {
+    condition     = output.key_patterns == { address = "address#*", domain = "domain#*" } && output.hash_key == "contact_key"
+    error_message = "The key patterns the functions' IAM conditions use name the two kinds of record."
+  }
+}
+
+run "a_caller_may_name_its_own_key_and_turn_deletion_protection_off" {
+  command = plan
+
+  variables {
+    kms_key_arn         = "arn:aws:kms:eu-central-1:111122223333:key/11111111-2222-3333-4444-555555555555"
+    deletion_protection = false
+  }
+
+  assert {
+    condition     = aws_dynamodb_table.this.server_side_encryption[0].kms_key_arn == "arn:aws:kms:eu-central-1:111122223333:key/11111111-2222-3333-4444-555555555555" && !aws_dynamodb_table.this.deletion_protection_enabled
+    error_message = "The caller's key and deletion protection setting are applied."
+  }
+}
+
+run "rejects_an_invalid_table_name" {
+  command = plan
+
+  variables {
+    name = "no spaces allowed"
+  }
+
+  expect_failures = [var.name]
+}
+
+run "rejects_a_key_that_is_not_a_kms_key_arn" {
+  command = plan
+
+  variables {
+    kms_key_arn = "alias/aws/dynamodb"
+  }
+
+  expect_failures = [var.kms_key_arn]
+}

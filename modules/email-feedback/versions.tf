@@ -1,0 +1,11 @@
+terraform {
+  # 1.9 for variable validations that refer to other variables; 1.7 for mock providers in tests.
+  required_version = ">= 1.9.0"
+
+  required_providers {
+    aws = {
+      source  = "hashicorp/aws"
+      version = ">= 5.80.0, < 6.0.0"
+    }
+  }
+}
