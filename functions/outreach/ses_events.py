@@ -10,9 +10,8 @@ The queue gets EventBridge events in their envelope (``version``, ``id``, ``deta
   on a best-effort basis, and they might be delivered out of order"),
   https://docs.aws.amazon.com/eventbridge/latest/ref/events-ref-ses.html (the detail-type names),
   https://docs.aws.amazon.com/ses/latest/dg/event-publishing-retrieving-firehose-contents.html (the
-  record: ``mail.messageId``, ``mail.destination``, ``mail.tags`` as ``{name: [value]}``,
-  ``bounce.bounceType`` Permanent/Transient/Undetermined, ``bounce.bouncedRecipients``,
-  ``complaint.complainedRecipients``, ``delivery.recipients``, ``deliveryDelay.delayedRecipients``).
+  record: ``mail.messageId``, ``mail.destination``, ``mail.tags`` as ``{name: [value]}``, the
+  ``bounceType`` and the recipients of a bounce, complaint, delivery or delay).
 - The unsubscribe endpoint's fan-out message (``source`` ``outreach.unsubscribe``, ``detail-type``
   ``Contact unsubscribed``), written by ``unsubscribe_message`` in the same envelope.
 

@@ -43,11 +43,10 @@ import itertools
 import threading
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from email.utils import getaddresses, parseaddr
 from typing import Any
 
 from embedded_aws.base import arn_parts
+from embedded_aws.ses_event_records import LOOPBACK, bounce_object, delivery_object, mail_object, stamp
 from embedded_aws.ses_outcomes import SesOutcomes, active_outcomes
 
 DETAIL_TYPES = {
@@ -70,8 +69,6 @@ _RECORD_NAMES = {
 }
 _STATE = "_outreach_ses_events"
 _LOCK = threading.Lock()
-_MTA = "a1-1.smtp-out.embedded-aws.local"
-_LOOPBACK = "127.0.0.1"
 # How long SES keeps retrying a delayed message (the DeliveryDelay object's expirationTime).
 _RETRY_SECONDS = 14 * 3600.0
 
@@ -121,11 +118,6 @@ def _now() -> float:
     return emulator_now()
 
 
-def _stamp(moment: float) -> str:
-    """A timestamp inside an event record: ISO 8601 with milliseconds (sns-contents)."""
-    return datetime.fromtimestamp(moment, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
 def _sesv2_backend(region: str, account_id: str | None) -> Any:
     from moto.core.models import DEFAULT_ACCOUNT_ID
     from moto.sesv2.models import sesv2_backends
@@ -165,95 +157,7 @@ def publishing_errors(region: str, account_id: str | None = None) -> list[str]:
         return list(state["errors"])
 
 
-# -- the mail object -----------------------------------------------------------------------------------
-def _caller_identity(response: Any) -> str:
-    """The IAM user owning the request's access key, else the key id (``ses:caller-identity``)."""
-    authorization = str(response.headers.get("Authorization") or "")
-    key = authorization.partition("Credential=")[2].split("/", 1)[0]
-    if not key:
-        return "unknown"
-    from moto.iam.models import iam_backends
-
-    backend = iam_backends[response.sesv2_backend.account_id]["global"]
-    for user in list(backend.users.values()):
-        if any(access.access_key_id == key for access in user.access_keys):
-            return str(user.name)
-    return key
-
-
-def _identity_arn(backend: Any, sender: str) -> str:
-    address = parseaddr(sender)[1]
-    domain = address.rpartition("@")[2]
-    identities = backend.core_backend.email_identities
-    identity = address if address in identities or domain not in identities else domain
-    return f"arn:aws:ses:{backend.region_name}:{backend.account_id}:identity/{identity}"
-
-
-def _mail(response: Any, request: dict[str, Any], message_id: str, sent_at: float) -> dict[str, Any]:
-    backend = response.sesv2_backend
-    destination = request.get("Destination", {})
-    to = list(destination.get("ToAddresses", []))
-    everyone = to + list(destination.get("CcAddresses", [])) + list(destination.get("BccAddresses", []))
-    simple = request.get("Content", {}).get("Simple", {})
-    subject = str(simple.get("Subject", {}).get("Data", ""))
-    sender = str(request.get("FromEmailAddress", ""))
-    headers = [{"name": "From", "value": sender}, {"name": "To", "value": ", ".join(to)}]
-    headers += [{"name": "Subject", "value": subject}, {"name": "MIME-Version", "value": "1.0"}]
-    headers += [{"name": str(h["Name"]), "value": str(h["Value"])} for h in simple.get("Headers", [])]
-    source_ip = getattr(response.normalized_request, "remote_addr", None) or _LOOPBACK
-    tags: dict[str, list[str]] = {str(t["Name"]): [str(t["Value"])] for t in request.get("EmailTags", [])}
-    tags.update(
-        {
-            "ses:configuration-set": [str(request["ConfigurationSetName"])],
-            "ses:source-ip": [str(source_ip)],
-            "ses:from-domain": [parseaddr(sender)[1].rpartition("@")[2]],
-            "ses:caller-identity": [_caller_identity(response)],
-        }
-    )
-    return {
-        "timestamp": _stamp(sent_at),
-        "source": sender,
-        "sourceArn": _identity_arn(backend, sender),
-        "sendingAccountId": backend.account_id,
-        "messageId": message_id,
-        "destination": [address for _, address in getaddresses(everyone)],
-        "headersTruncated": False,
-        "headers": headers,
-        "commonHeaders": {"from": [sender], "to": to, "messageId": message_id, "subject": subject},
-        "tags": tags,
-    }
-
-
 # -- what happens to each recipient --------------------------------------------------------------------
-def _bounce(address: str, kind: str, sub_type: str, at: float) -> dict[str, Any]:
-    status, code = {
-        "Permanent": ("5.1.1", "smtp; 550 5.1.1 user unknown"),
-        "Transient": ("4.2.2", "smtp; 452 4.2.2 mailbox full"),
-    }[kind]
-    if sub_type == "OnAccountSuppressionList":
-        code = "Amazon SES did not send the message to this address: it is on the account's suppression list."
-    return {
-        "bounceType": kind,
-        "bounceSubType": sub_type,
-        "bouncedRecipients": [
-            {"emailAddress": address, "action": "failed", "status": status, "diagnosticCode": code}
-        ],
-        "timestamp": _stamp(at),
-        "feedbackId": f"{uuid.uuid4()}-000000",
-        "reportingMTA": f"dsn; {_MTA}",
-    }
-
-
-def _delivery(address: str, sent_at: float, at: float) -> dict[str, Any]:
-    return {
-        "timestamp": _stamp(at),
-        "processingTimeMillis": round((at - sent_at) * 1000),
-        "recipients": [address],
-        "smtpResponse": "250 2.6.0 Message received",
-        "reportingMTA": _MTA,
-    }
-
-
 def _plan_recipient(
     address: str, email: _Email, outcomes: SesOutcomes, suppressed: bool
 ) -> list[tuple[float, str, dict[str, Any]]]:
@@ -262,20 +166,20 @@ def _plan_recipient(
     sent = email.sent_at
     first = sent + outcomes.delivery_seconds
     if suppressed:
-        return [(first, "BOUNCE", _bounce(address, "Permanent", "OnAccountSuppressionList", first))]
+        return [(first, "BOUNCE", bounce_object(address, "Permanent", "OnAccountSuppressionList", first))]
     if key in outcomes.hard_bounce:
-        return [(first, "BOUNCE", _bounce(address, "Permanent", "General", first))]
+        return [(first, "BOUNCE", bounce_object(address, "Permanent", "General", first))]
     if key in outcomes.soft_bounce:
         at = sent + outcomes.soft_bounce_seconds
-        return [(at, "BOUNCE", _bounce(address, "Transient", "General", at))]
+        return [(at, "BOUNCE", bounce_object(address, "Transient", "General", at))]
     planned: list[tuple[float, str, dict[str, Any]]] = []
     delivered = first
     if key in outcomes.delay:
         delivered = max(sent + outcomes.delay[key], first)
         delay = {
-            "timestamp": _stamp(first),
+            "timestamp": stamp(first),
             "delayType": "TransientCommunicationFailure",
-            "expirationTime": _stamp(sent + _RETRY_SECONDS),
+            "expirationTime": stamp(sent + _RETRY_SECONDS),
             "delayedRecipients": [
                 {
                     "emailAddress": address,
@@ -283,19 +187,19 @@ def _plan_recipient(
                     "diagnosticCode": "smtp; 421 4.4.1 Unable to connect to remote host",
                 }
             ],
-            "reportingMTA": _LOOPBACK,
+            "reportingMTA": LOOPBACK,
         }
         planned.append((first, "DELIVERY_DELAY", delay))
-    planned.append((delivered, "DELIVERY", _delivery(address, sent, delivered)))
+    planned.append((delivered, "DELIVERY", delivery_object(address, sent, delivered)))
     if key in outcomes.complain:
         at = delivered + outcomes.complaint_seconds
         complaint = {
             "complainedRecipients": [{"emailAddress": address}],
-            "timestamp": _stamp(at),
+            "timestamp": stamp(at),
             "feedbackId": f"{uuid.uuid4()}-000000",
             "complaintFeedbackType": "abuse",
             "complaintSubType": None,
-            "arrivalDate": _stamp(at),
+            "arrivalDate": stamp(at),
         }
         planned.append((at, "COMPLAINT", complaint))
     return planned
@@ -345,7 +249,7 @@ def _publish(item: _Planned) -> None:
     event_type, record_key = _RECORD_NAMES[item.event_type]
     mail = email.mail
     if item.event_type == "DELIVERY":
-        mail = {**mail, "tags": {**mail["tags"], "ses:outgoing-ip": [_LOOPBACK]}}
+        mail = {**mail, "tags": {**mail["tags"], "ses:outgoing-ip": [LOOPBACK]}}
     for destination in event_destinations(backend, email.configuration_set):
         bus = (destination.get("EventBridgeDestination") or {}).get("EventBusArn")
         if (
@@ -452,7 +356,7 @@ def publish_accepted(response: Any, request: dict[str, Any], record: Any) -> Non
         backend.region_name,
         str(name),
         frozenset(str(r) for r in reasons),
-        _mail(response, request, record.message_id, record.sent_at),
+        mail_object(response, request, record.message_id, record.sent_at),
         record.sent_at,
         outcomes.copies,
         _state(backend),
