@@ -24,6 +24,7 @@ from embedded_aws import faults as fault_injection
 from embedded_aws.applied_config import SqsMappingConfig
 from embedded_aws.pipeline import TERMINAL, FollowTimeoutError, LocalPipeline, local_pipeline
 from embedded_aws.schedule_expressions import rate_seconds
+from embedded_aws.sqs_poller import SqsMappingPoller
 from embedded_aws.webfarm import Site
 from outreach.task_ids import normalise_url, scrape_task_id
 from outreach_dev.packaging import build_packages
@@ -105,7 +106,8 @@ class E2E:
         return {site: self.task_id(job_id, site) for site in sites}
 
     def scraper_mapping(self) -> dict[str, Any]:
-        return self._mapping(":sqs:")
+        # The scrape queue's mapping (the SES events queue has one of its own).
+        return self._mapping(f":sqs:{self.stack.region}:")
 
     def stream_mapping(self) -> dict[str, Any]:
         return self._mapping(":dynamodb:")
@@ -113,6 +115,8 @@ class E2E:
     def _mapping(self, source: str) -> dict[str, Any]:
         listed = self.stack.client("lambda").list_event_source_mappings()["EventSourceMappings"]
         found = [m for m in listed if source in m["EventSourceArn"]]
+        if source.startswith(":sqs:"):
+            found = [m for m in found if m["EventSourceArn"].endswith(f":{self.scrape_queue_name}")]
         assert len(found) == 1, listed
         mapping: dict[str, Any] = found[0]
         return mapping
@@ -147,11 +151,19 @@ class E2E:
     def reconciler_actions(self) -> dict[str, int]:
         return self.stack.reconciler_actions()
 
+    def scraper_poller(self) -> SqsMappingPoller:
+        """The running poller of the scrape queue's mapping (the SES events queue has one of its own)."""
+        pollers = [
+            p
+            for p in self.stack.cloud.pollers("sqs")
+            if isinstance(p, SqsMappingPoller) and p.config.queue_arn.endswith(f":{self.scrape_queue_name}")
+        ]
+        assert len(pollers) == 1, pollers
+        return pollers[0]
+
     def sqs_poller_stats(self) -> dict[str, int]:
-        """Counters of the running SQS mapping poller (the one started from the current config)."""
-        pollers = self.stack.cloud.pollers("sqs")
-        assert len(pollers) == 1
-        return pollers[0].stats.as_dict()
+        """Counters of the scrape queue's running SQS mapping poller (started from the current config)."""
+        return self.scraper_poller().stats.as_dict()
 
     def stream_poller_stats(self) -> dict[str, int]:
         pollers = self.stack.cloud.pollers("stream")

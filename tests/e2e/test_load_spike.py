@@ -40,7 +40,7 @@ def _spike(e2e: E2E, faults: Faults, job_id: str, kinds: tuple[str, ...], count:
     sites = e2e.pool.take(count, kinds=kinds)
     runtime = e2e.stack.runtime
     runtime.reset_peak(e2e.scraper)
-    poller = e2e.stack.cloud.pollers("sqs")[0]
+    poller = e2e.scraper_poller()
     poller.stats.reset_peak()
 
     # WHEN all tasks are created at once
