@@ -310,7 +310,10 @@ class FunctionUrlHost:
             return UrlResponse.message(404, "Not Found")
         if not result.ok:
             self.journal.record(
-                "url.function_error", function=config.function_arn, error_type=result.error_type
+                "url.function_error",
+                function=config.function_arn,
+                error_type=result.error_type,
+                error_message=result.error_message,
             )
             return UrlResponse.message(502, "Internal Server Error")
         try:

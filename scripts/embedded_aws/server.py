@@ -25,6 +25,7 @@ from embedded_aws.lambda_account_settings import report_account_settings
 from embedded_aws.lambda_function_urls import support_function_urls
 from embedded_aws.lambda_permission_statements import store_permission_conditions
 from embedded_aws.scheduler_client_token import honour_schedule_client_tokens
+from embedded_aws.scheduler_thread_safety import make_scheduler_thread_safe
 from embedded_aws.ses_account import report_ses_account
 from embedded_aws.ses_v2 import support_ses_v2
 from embedded_aws.sqs_message_move import support_message_move_tasks
@@ -161,6 +162,7 @@ def embedded_aws(port: int | None = None, clock: VirtualClock | None = None) -> 
     support_ses_v2()
     support_event_pattern_rules()
     honour_schedule_client_tokens()
+    make_scheduler_thread_safe()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     if clock is not None:
         install_in_moto(clock)
