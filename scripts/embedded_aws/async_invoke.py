@@ -79,7 +79,8 @@ class AsyncInvoker:
         self.endpoint = endpoint
         self.journal = journal or Journal()
         self.stats = SourceStats()
-        self._lambda = client("lambda", endpoint)
+        # The functions' own Region: their event invoke config and dead-letter queue are read there.
+        self._lambda = client("lambda", endpoint, runtime.region)
         self._heap: list[_Queued] = []
         self._order = itertools.count()
         self._cv = threading.Condition()

@@ -204,6 +204,7 @@ def test_a_campaign_that_listens_sends_nothing_after_a_stop_and_counts_what_ses_
             lambda: _settled(e2e, CAMPAIGN),
             timeout=600,
             what="every published event counted",
+            describe=lambda: _unsettled(e2e, CAMPAIGN),
         )
 
     # THEN the consumer died once and every task is terminal (nothing lost)
@@ -293,15 +294,37 @@ def _published_counts(e2e: E2E, campaign_id: str) -> Counter[tuple[int, str]]:
     return counts
 
 
-def _settled(e2e: E2E, campaign_id: str) -> bool:
-    """Every event SES published for the campaign is counted in its status, no more and no less."""
+def _counted(e2e: E2E, campaign_id: str) -> Counter[tuple[int, str]]:
     status = _json(e2e, "campaign", "status", campaign_id)
-    published = _published_counts(e2e, campaign_id)
-    counted = Counter(
+    return Counter(
         {
             (int(entry["step"]), kind): int(entry[kind])
             for entry in status["steps"]
             for kind in ("delivered", "bounced_hard", "complained")
         }
     )
-    return +counted == +published
+
+
+def _settled(e2e: E2E, campaign_id: str) -> bool:
+    """Every event SES published for the campaign is counted in its status, no more and no less."""
+    return +_counted(e2e, campaign_id) == +_published_counts(e2e, campaign_id)
+
+
+def _unsettled(e2e: E2E, campaign_id: str) -> dict[str, Any]:
+    """For a failure message: what is counted against what was published, and where the events wait."""
+    counted, published = _counted(e2e, campaign_id), _published_counts(e2e, campaign_id)
+    sqs = e2e.stack.client("sqs")
+    waiting = {
+        name: sqs.get_queue_attributes(QueueUrl=str(e2e.stack.pipeline[name]), AttributeNames=["All"])[
+            "Attributes"
+        ]
+        for name in ("ses_events_queue_url", "ses_events_dlq_url")
+    }
+    return {
+        "counted_minus_published": dict(counted - published),
+        "published_minus_counted": dict(published - counted),
+        "queues": {
+            name: {k: v for k, v in attributes.items() if k.startswith("ApproximateNumber")}
+            for name, attributes in waiting.items()
+        },
+    }
