@@ -24,6 +24,9 @@ its task can stay open.
   item failure, retried, then in the queue's DLQ (alarm).
 - Refused with a 400 page, nothing recorded: ``InvalidTokenError`` (an unsubscribe token that does not
   verify).
+- Refused inbound mail, never retried (the same bytes give the same answer): ``UnparseableMessageError``
+  (a message at the reply domain that ``inbound.message.parse`` cannot read within its bounds); the
+  classifier answers ``UNPARSEABLE`` and the raw message stays where SES stored it, for a person.
 - A run that did what it could: ``ReconcilerRunError``, raised after the metrics so the function's
   error alarm and DLQ tell a person.
 """
@@ -196,6 +199,20 @@ class RetryableFetchError(RetryableScrapeError):
 class InvalidTokenError(ValueError):
     """An unsubscribe token that proves nothing: malformed, too long, forged or altered (its MAC does
     not verify with the unsubscribe key). The endpoint answers 400 and changes nothing; never retried."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class UnparseableMessageError(ValueError):
+    """An inbound message that no retry makes readable: empty, over the size bound, too many header
+    fields, nested deeper than the parser follows, or without a sender address.
+
+    Never retried: reading the same bytes again gives the same answer. ``inbound.classify.classify_raw``
+    answers ``UNPARSEABLE`` with ``reason`` (it names the bound or the missing part, never the content:
+    safe for logs) and the raw message stays where SES stored it.
+    """
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
