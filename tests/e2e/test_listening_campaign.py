@@ -285,11 +285,13 @@ def _published_counts(e2e: E2E, campaign_id: str) -> Counter[tuple[int, str]]:
     counts: Counter[tuple[int, str]] = Counter()
     for event in _events(e2e, campaign_id):
         step = int(event.event["detail"]["mail"]["tags"]["outreach-step"][0])
-        if event.event_type == "Delivery":
+        # The event's own type ("Delivery"), as the EventBridge detail carries it
+        kind = event.event["detail"]["eventType"]
+        if kind == "Delivery":
             counts[(step, "delivered")] += 1
-        elif event.event_type == "Bounce":
+        elif kind == "Bounce":
             counts[(step, "bounced_hard" if event.bounce_type == "Permanent" else "bounced_soft")] += 1
-        elif event.event_type == "Complaint":
+        elif kind == "Complaint":
             counts[(step, "complained")] += 1
     return counts
 
