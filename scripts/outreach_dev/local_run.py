@@ -159,6 +159,12 @@ def build_report(
         "throughput_tasks_per_minute": round(len(tasks) / duration * 60, 1) if duration else 0.0,
         "max_in_flight": {name: stats["max_in_flight"] for name, stats in functions.items()},
         "invocations": {name: stats["invocations"] for name, stats in functions.items()},
+        # What made a function's Errors alarm fire: errors, of which timeouts and crashes.
+        "function_errors": {
+            name: {k: stats[k] for k in ("errors", "timeouts", "crashes")}
+            for name, stats in functions.items()
+            if stats["errors"]
+        },
         "sources": summary["sources"],
         "web_farm_requests": sum(stack.farm.hits.values()),
     }
@@ -178,6 +184,7 @@ def print_report(report: Mapping[str, Any]) -> None:
         f"  stream S3 failure records  {report['stream_failure_records']}",
         f"  reconciler     {report['reconciler']}",
         f"  alarms that would fire     {report['alarms_firing'] or 'none'}",
+        f"  function errors            {report['function_errors'] or 'none'}",
         f"  invocations    {report['invocations']}",
         f"  max in flight  {report['max_in_flight']}",
         f"  web farm requests {report['web_farm_requests']}",

@@ -29,7 +29,7 @@ from embedded_aws.ses_event_publishing import published_events
 from embedded_aws.ses_outcomes import ses_outcomes
 from embedded_aws.ses_v2 import SentEmail, sent_emails
 from outreach import contacts, ses_tags
-from outreach_dev.local_campaign import email_flags, send_all
+from outreach_dev.local_campaign import PLANNING_ALLOWANCE_SECONDS, email_flags, send_all
 from outreach_dev.local_run import outreach_command
 from tests.e2e.conftest import E2E
 
@@ -44,8 +44,6 @@ COMPLAIN = range(20, 25)  # 1 %
 UNSUBSCRIBE = range(25, 40)  # 3 %, one-click POST
 ONLY_LOOK = range(40, 50)  # 2 %, GET of the link only
 STEPS = 3
-# Virtual seconds the planning may take before the first send (6 hours: 36 minutes of real time).
-PLANNING_ALLOWANCE_SECONDS = 6 * 3600
 _WINDOW = {
     "weekdays": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"],
     "start": "00:00",
