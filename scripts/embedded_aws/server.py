@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from embedded_aws.clock import VirtualClock, install_in_moto
+from embedded_aws.dynamodb_read_isolation import isolate_dynamodb_reads
 from embedded_aws.dynamodb_size_limits import enforce_dynamodb_size_limits
 from embedded_aws.dynamodb_transactions import make_transactions_atomic
 from embedded_aws.event_bus import support_event_pattern_rules
@@ -149,6 +150,7 @@ def embedded_aws(port: int | None = None, clock: VirtualClock | None = None) -> 
     list_moto_services_once()
     evaluate_bucket_policies_as_tls()
     make_transactions_atomic()
+    isolate_dynamodb_reads()
     enforce_dynamodb_size_limits()
     support_message_move_tasks()
     keep_redrive_allow_policies()
