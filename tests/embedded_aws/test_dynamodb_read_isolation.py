@@ -73,7 +73,8 @@ def test_a_get_item_during_an_update_sees_the_item_before_it_and_the_update_wait
     )
     dynamodb.put_item(TableName="isolated", Item={"pk": {"S": "task-1"}, "status": {"S": "Pending"}})
     # GIVEN the stored item's attributes pause a reader after the first one
-    (stored,) = dynamodb_backends[ACCOUNT][REGION].get_table("isolated").items.values()
+    table: Any = dynamodb_backends[ACCOUNT][REGION].get_table("isolated")
+    (stored,) = table.items.values()
     stored.attrs = _GatedAttributes(stored.attrs)
     read: dict[str, Any] = {}
     errors: list[Exception] = []
