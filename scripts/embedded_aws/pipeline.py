@@ -154,13 +154,14 @@ class LocalPipeline:
 
         return follow_job(job_id, update, interval=interval, timeout=timeout, read_counts=self.job_counts)
 
-    def tasks(self, job_id: str) -> list[dict[str, Any]]:
-        """Every scrape task row of the job, read from the table (the source of truth)."""
+    def tasks(self, job_id: str, kind: Kind = Kind.SCRAPE) -> list[dict[str, Any]]:
+        """Every task row of the job of one kind (scrape tasks unless told), read from the table (the
+        source of truth)."""
         from outreach import task_store
 
         request = {
             "FilterExpression": "job_id = :j AND kind = :k",
-            "ExpressionAttributeValues": task_store.to_avs({":j": job_id, ":k": Kind.SCRAPE.value}),
+            "ExpressionAttributeValues": task_store.to_avs({":j": job_id, ":k": kind.value}),
         }
         with self.as_caller():
             return list(task_store.rows("scan", request))

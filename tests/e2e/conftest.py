@@ -27,6 +27,7 @@ from embedded_aws.schedule_expressions import rate_seconds
 from embedded_aws.sqs_poller import SqsMappingPoller
 from embedded_aws.webfarm import Site
 from outreach.task_ids import normalise_url, scrape_task_id
+from outreach.task_model import Kind
 from outreach_dev.packaging import build_packages
 
 pytestmark = pytest.mark.e2e
@@ -222,8 +223,8 @@ class E2E:
         state += f"; {self.diagnosis()}"
         raise AssertionError(f"{what} not met within {timeout}s{state}")
 
-    def task_rows(self, job_id: str) -> dict[str, dict[str, Any]]:
-        return {row["task_id"]: row for row in self.stack.tasks(job_id)}
+    def task_rows(self, job_id: str, kind: Kind = Kind.SCRAPE) -> dict[str, dict[str, Any]]:
+        return {row["task_id"]: row for row in self.stack.tasks(job_id, kind)}
 
     def record(self, scenario: str, **figures: Any) -> None:
         """Keep a scenario's figures; written to $OUTREACH_E2E_FIGURES when the package ends."""

@@ -12,12 +12,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from boto3.dynamodb.types import TypeDeserializer
 
 from embedded_aws.ses_faults import inject_ses
 from embedded_aws.ses_v2 import SentEmail, sent_emails
 from outreach import email_schedules, task_store
 from outreach.email_task import EmailMessage, PlannedEmail
+from outreach.task_model import Kind
 from tests.e2e.conftest import E2E
 
 # Its own waits allow the 1,000 emails 1,200 s on a loaded machine; the suite's 300 s would cut them short.
@@ -58,18 +58,7 @@ def _plan(sender: str, start: datetime) -> list[PlannedEmail]:
 
 
 def _email_rows(e2e: E2E) -> dict[str, dict[str, Any]]:
-    deserializer = TypeDeserializer()
-    pages = (
-        e2e.stack.client("dynamodb")
-        .get_paginator("scan")
-        .paginate(
-            TableName=e2e.stack.pipeline["tasks_table_name"],
-            FilterExpression="job_id = :j AND kind = :k",
-            ExpressionAttributeValues={":j": {"S": CAMPAIGN}, ":k": {"S": "email"}},
-        )
-    )
-    rows = ({k: deserializer.deserialize(v) for k, v in item.items()} for p in pages for item in p["Items"])
-    return {str(row["task_id"]): row for row in rows}
+    return e2e.task_rows(CAMPAIGN, Kind.EMAIL)
 
 
 def _not_finished(e2e: E2E) -> dict[str, tuple[str, str]]:

@@ -29,6 +29,7 @@ from embedded_aws.ses_event_publishing import published_events
 from embedded_aws.ses_outcomes import ses_outcomes
 from embedded_aws.ses_v2 import SentEmail, sent_emails
 from outreach import contacts, ses_tags
+from outreach.task_model import Kind
 from outreach_dev.local_campaign import PLANNING_ALLOWANCE_SECONDS, email_flags, send_all
 from outreach_dev.local_run import outreach_command
 from tests.e2e.conftest import E2E
@@ -127,7 +128,7 @@ def _unsubscribe_link(email: SentEmail) -> str:
 
 
 def _step_rows(e2e: E2E, campaign_id: str) -> dict[tuple[str, int], dict[str, Any]]:
-    rows = e2e.task_rows(campaign_id)
+    rows = e2e.task_rows(campaign_id, Kind.EMAIL)
     return {(str(r["recipient"]).lower(), int(r["step"])): r for r in rows.values()}
 
 
