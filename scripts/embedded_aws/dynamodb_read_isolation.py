@@ -15,32 +15,15 @@ lock every write holds (``dynamodb_transactions.WRITE_LOCK``), so it runs before
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
-from typing import Any
-
 from embedded_aws.dynamodb_transactions import WRITE_LOCK
+from embedded_aws.locked_methods import hold_lock
 
-_PATCHED = "__outreach_read_isolated__"
 # DynamoHandler's read actions: each reads items and copies them into its answer.
 _READS = ("get_item", "batch_get_item", "query", "scan", "transact_get_items")
-
-
-def _isolated(handler: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(handler)
-    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with WRITE_LOCK:
-            return handler(self, *args, **kwargs)
-
-    setattr(wrapper, _PATCHED, True)
-    return wrapper
 
 
 def isolate_dynamodb_reads() -> None:
     """Make moto's DynamoDB read actions wait for a write in progress (idempotent)."""
     from moto.dynamodb.responses import DynamoHandler
 
-    for name in _READS:
-        handler = getattr(DynamoHandler, name)
-        if not getattr(handler, _PATCHED, False):
-            setattr(DynamoHandler, name, _isolated(handler))
+    hold_lock(DynamoHandler, _READS, WRITE_LOCK)

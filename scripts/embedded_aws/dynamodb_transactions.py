@@ -14,25 +14,15 @@ and only when all hold, apply every action. Nothing has to be rolled back and no
 
 from __future__ import annotations
 
-import functools
 import threading
-from collections.abc import Callable
 from typing import Any
+
+from embedded_aws.locked_methods import hold_lock
 
 # Held by every write (and by dynamodb_size_limits while it sizes a write), so a write is checked and
 # applied against one state.
 WRITE_LOCK = threading.RLock()
 _PATCHED = "__outreach_atomic__"
-
-
-def _locked(method: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(method)
-    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with WRITE_LOCK:
-            return method(self, *args, **kwargs)
-
-    setattr(wrapper, _PATCHED, True)
-    return wrapper
 
 
 def _key_of(backend: Any, op_type: str, op: dict[str, Any]) -> dict[str, Any]:
@@ -122,7 +112,6 @@ def make_transactions_atomic() -> None:
 
     if getattr(DynamoDBBackend.transact_write_items, _PATCHED, False):
         return
-    for name in ("put_item", "update_item", "delete_item"):
-        setattr(DynamoDBBackend, name, _locked(getattr(DynamoDBBackend, name)))
+    hold_lock(DynamoDBBackend, ("put_item", "update_item", "delete_item"), WRITE_LOCK)
     setattr(transact_write_items, _PATCHED, True)
     DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]

@@ -16,12 +16,10 @@ schedules either before or after a concurrent write, never half of one.
 
 from __future__ import annotations
 
-import functools
 import threading
-from collections.abc import Callable
-from typing import Any
 
-_PATCHED = "__outreach_scheduler_lock__"
+from embedded_aws.locked_methods import hold_lock
+
 _LOCK = threading.RLock()
 # Every SchedulerBackend method that reads or writes ``schedule_groups`` or a group's ``schedules``.
 _GUARDED = (
@@ -37,21 +35,8 @@ _GUARDED = (
 )
 
 
-def _locked(method: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(method)
-    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with _LOCK:
-            return method(self, *args, **kwargs)
-
-    setattr(wrapper, _PATCHED, True)
-    return wrapper
-
-
 def make_scheduler_thread_safe() -> None:
     """Serialise moto's Scheduler backend calls that touch schedules or groups (idempotent)."""
     from moto.scheduler.models import EventBridgeSchedulerBackend
 
-    for name in _GUARDED:
-        method = getattr(EventBridgeSchedulerBackend, name)
-        if not getattr(method, _PATCHED, False):
-            setattr(EventBridgeSchedulerBackend, name, _locked(method))
+    hold_lock(EventBridgeSchedulerBackend, _GUARDED, _LOCK)
