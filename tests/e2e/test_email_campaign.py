@@ -2,7 +2,9 @@
 sends through SES while SES throttles some sends and one worker dies right after its send.
 
 The end state: every task terminal (nothing lost), exactly one email per task that went out, each
-Finished task naming its email, none sent before its time or outside the campaign's window.
+Finished task naming its email, none sent before its time or later than the send grace allows (the
+product's promise: an email the worker could not send on time, e.g. after its throttled retry aged out
+on a loaded machine, is sent by the email reconciler inside the grace or not at all).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from collections import Counter
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import boto3
 import pytest
 
 from embedded_aws.ses_faults import inject_ses
@@ -29,8 +32,6 @@ TIMEZONE = "Europe/Berlin"
 # Sends of a step are spread 1.2 s apart (50 a minute); the follow-up goes out 40 minutes later.
 SPACING_SECONDS = 1.2
 FOLLOW_UP_AFTER = timedelta(minutes=40)
-# The window of each step: from its first planned send to 20 minutes after its last.
-WINDOW_SLACK = timedelta(minutes=20)
 THROTTLED = 10
 
 
@@ -55,6 +56,16 @@ def _plan(sender: str, start: datetime) -> list[PlannedEmail]:
                 )
             )
     return planned
+
+
+def _send_grace(e2e: E2E) -> timedelta:
+    """How late an email may still go out: the applied worker's ``EMAIL_SEND_GRACE_SECONDS``."""
+    stack = e2e.stack
+    with stack.as_caller():
+        worker = boto3.client("lambda").get_function_configuration(
+            FunctionName=str(stack.outputs["email_worker_arn"])
+        )
+    return timedelta(seconds=int(worker["Environment"]["Variables"]["EMAIL_SEND_GRACE_SECONDS"]))
 
 
 def _email_rows(e2e: E2E) -> dict[str, dict[str, Any]]:
@@ -130,11 +141,11 @@ def test_a_two_step_campaign_sends_one_email_per_task_inside_its_window_under_th
     assert finished <= {e.message_id for e in emails}
 
     by_key = {(p.message.to, p.message.subject): p for p in planned}
+    grace = _send_grace(e2e)
     for email in emails:
         plan = by_key[(email.to[0], email.subject)]
-        window_start = start + (FOLLOW_UP_AFTER if plan.step == 2 else timedelta(0))
-        window_end = window_start + timedelta(seconds=SPACING_SECONDS * RECIPIENTS) + WINDOW_SLACK
-        assert plan.send_at.timestamp() <= email.sent_at <= window_end.timestamp(), (email, plan.send_at)
+        latest = plan.send_at + grace
+        assert plan.send_at.timestamp() <= email.sent_at <= latest.timestamp(), (email, plan.send_at)
     e2e.record(
         "email_campaign",
         recipients=RECIPIENTS,
