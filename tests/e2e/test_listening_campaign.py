@@ -121,6 +121,28 @@ def _request(url: str, *, method: str, body: bytes | None = None) -> tuple[int, 
         return exc.code, exc.read().decode()
 
 
+# The endpoint's contract (functions/outreach/unsubscribe/endpoint.py): a failure answers 5xx, the
+# provider or the person tries again, and the recorded stop is idempotent, so the retry completes it.
+# On the e2e's fast clock a loaded machine can run an invocation past the function's timeout (10
+# virtual seconds are 1 s of wall time); the test retries as a provider would, reports how often, and
+# shows the function URL's journal when it still fails.
+PROVIDER_ATTEMPTS = 3
+
+
+def _request_again_on_5xx(e2e: E2E, url: str, *, method: str, body: bytes | None = None) -> tuple[str, int]:
+    """The page of a 200 answer and how many 5xx answers came before it; AssertionError otherwise."""
+    answers: list[tuple[int, str]] = []
+    for _ in range(PROVIDER_ATTEMPTS):
+        status, page = _request(url, method=method, body=body)
+        if status == 200:
+            return page, len(answers)
+        answers.append((status, page))
+        if status < 500:
+            break
+    failures = [e for e in e2e.stack.journal.entries() if str(e["kind"]).startswith("url.")]
+    raise AssertionError(f"{method} answered {answers}; function URL journal: {failures[-5:]}")
+
+
 def _unsubscribe_link(email: SentEmail) -> str:
     value = email.headers["List-Unsubscribe"]
     assert value.startswith("<https://") and value.endswith(">"), value
@@ -188,14 +210,16 @@ def test_a_campaign_that_listens_sends_nothing_after_a_stop_and_counts_what_ses_
 
         # AND 3 % unsubscribe with the one-click POST, 2 % only fetch the link
         firsts = {e.to[0]: e for e in _ours(e2e, CAMPAIGN) if e.subject.startswith("A question")}
+        one_click_retries = 0
         for address in sorted(_addresses(UNSUBSCRIBE)):
             url = stack.loopback_url(_unsubscribe_link(firsts[address]))
-            status, page = _request(url, method="POST", body=b"List-Unsubscribe=One-Click")
-            assert status == 200, page
+            _, retries = _request_again_on_5xx(e2e, url, method="POST", body=b"List-Unsubscribe=One-Click")
+            one_click_retries += retries
         for address in sorted(_addresses(ONLY_LOOK)):
             url = stack.loopback_url(_unsubscribe_link(firsts[address]))
-            status, page = _request(url, method="GET")
-            assert status == 200 and "<form" in page, page
+            page, retries = _request_again_on_5xx(e2e, url, method="GET")
+            one_click_retries += retries
+            assert "<form" in page, page
 
         # AND the later steps are sent (the clock jumps to each next send time)
         send_all(stack, CAMPAIGN, timeout=900)
@@ -263,6 +287,7 @@ def test_a_campaign_that_listens_sends_nothing_after_a_stop_and_counts_what_ses_
         stopped=len(stopped) + len(DO_NOT_CONTACT),
         events_published=len(_events(e2e, CAMPAIGN)),
         consumer_crashes=crash.fired,
+        one_click_retries=one_click_retries,
         lost=planned - sum(counts[s] for s in ("Finished", "Failed", "Cancelled")),
     )
 
