@@ -306,3 +306,86 @@ def for_unsubscribe() -> UnsubscribeSettings:
         key_id=_required("UNSUBSCRIBE_KEY_ID"),
         contact_events_queue_url=_required("CONTACT_EVENTS_QUEUE_URL"),
     )
+
+
+# ---- the inbound processor (modules/email-inbound) ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class InboundProcessorSettings:
+    """What the inbound processor reads and where it acts (modules/email-inbound sets each one).
+
+    - ``bucket`` and ``bucket_region``: where SES stores each received message (``INBOUND_BUCKET``,
+      ``INBOUND_BUCKET_REGION``: the receiving region, which may not be the pipeline's own);
+    - ``reply_domain``: the domain replies arrive at (``REPLY_DOMAIN``, lower case), and
+      ``unsubscribe_local_part`` the mailbox of the ``mailto:`` List-Unsubscribe on it
+      (``UNSUBSCRIBE_LOCAL_PART``, lower case);
+    - ``forward_from``: the address forwards are sent from (``FORWARD_FROM``, an SES identity), and
+      ``unmatched_forward_to`` the mailbox unmatched and unparseable mail goes to
+      (``UNMATCHED_FORWARD_TO``), also a campaign's owner when its tasks name none;
+    - ``key_id``: the KMS HMAC key reply tokens are verified with (``UNSUBSCRIBE_KEY_ID``);
+    - ``schedule_group``, ``worker_arn``, ``scheduler_role_arn``, ``dlq_arn``: what a postponed email's
+      new schedule is created with (``EMAIL_SCHEDULE_GROUP``, ``EMAIL_WORKER_ARN``,
+      ``EMAIL_SCHEDULER_ROLE_ARN``, ``EMAIL_DLQ_ARN``, as the email reconciler has them);
+    - ``soft_bounce_limit``: soft bounces of distinct messages that make an address ``bounced``
+      (``SOFT_BOUNCE_LIMIT``, as the SES-events consumer counts them);
+    - ``away_default_days``: the days of absence assumed when an out-of-office reply names no return
+      date (``AWAY_DEFAULT_DAYS``, 1-90);
+    - ``max_message_bytes``: the largest stored message read (``INBOUND_MAX_MESSAGE_BYTES``); a bigger
+      one is not read and is forwarded as a notice naming its S3 object.
+    """
+
+    bucket: str
+    bucket_region: str
+    reply_domain: str
+    unsubscribe_local_part: str
+    forward_from: str
+    unmatched_forward_to: str
+    key_id: str
+    schedule_group: str
+    worker_arn: str
+    scheduler_role_arn: str
+    dlq_arn: str
+    soft_bounce_limit: int
+    away_default_days: int
+    max_message_bytes: int
+
+
+# SES receiving takes messages of up to 40 MB, headers included:
+# https://docs.aws.amazon.com/ses/latest/APIReference/API_S3Action.html
+_SES_RECEIVING_MAX_BYTES = 40 * 1024 * 1024
+_MAX_AWAY_DAYS = 90
+
+
+def for_inbound_processor() -> InboundProcessorSettings:
+    """Check every inbound processor setting: both tables and the processor's own."""
+    tasks_table()
+    contacts_table()
+    away_days = _int("AWAY_DEFAULT_DAYS", minimum=1)
+    if away_days > _MAX_AWAY_DAYS:
+        raise ConfigurationError(f"AWAY_DEFAULT_DAYS must be at most {_MAX_AWAY_DAYS}, got {away_days}")
+    max_bytes = _int("INBOUND_MAX_MESSAGE_BYTES", minimum=1024)
+    if max_bytes > _SES_RECEIVING_MAX_BYTES:
+        raise ConfigurationError(
+            f"INBOUND_MAX_MESSAGE_BYTES must be at most {_SES_RECEIVING_MAX_BYTES} (SES receiving's "
+            f"limit), got {max_bytes}"
+        )
+    local_part = _required("UNSUBSCRIBE_LOCAL_PART").lower()
+    if "@" in local_part:
+        raise ConfigurationError(f"UNSUBSCRIBE_LOCAL_PART must be a local part without @, got {local_part!r}")
+    return InboundProcessorSettings(
+        bucket=_required("INBOUND_BUCKET"),
+        bucket_region=_required("INBOUND_BUCKET_REGION"),
+        reply_domain=_required("REPLY_DOMAIN").lower().rstrip("."),
+        unsubscribe_local_part=local_part,
+        forward_from=_required("FORWARD_FROM"),
+        unmatched_forward_to=_required("UNMATCHED_FORWARD_TO"),
+        key_id=_required("UNSUBSCRIBE_KEY_ID"),
+        schedule_group=_required("EMAIL_SCHEDULE_GROUP"),
+        worker_arn=_required("EMAIL_WORKER_ARN"),
+        scheduler_role_arn=_required("EMAIL_SCHEDULER_ROLE_ARN"),
+        dlq_arn=_required("EMAIL_DLQ_ARN"),
+        soft_bounce_limit=_int("SOFT_BOUNCE_LIMIT", minimum=1),
+        away_default_days=away_days,
+        max_message_bytes=max_bytes,
+    )

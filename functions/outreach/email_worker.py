@@ -20,12 +20,17 @@ Scheduler invokes the worker asynchronously with ``{"task_id": ...}``. Per invoc
   with a strongly consistent read after the claim, so a stop recorded before it is always seen; the
   stop's fan-out cancels the Pending tasks and leaves a claimed one to its worker. The only email that
   can go out after a stop was recorded is one whose worker read the ledger before it;
+- recipient replied (the ledger's ``replied_campaigns``, ``contacts.engagement_of``, read the same way)
+  in this campaign, or in any campaign when the task's rules say ``reply_stops_other_campaigns``, and
+  the rules say ``on_reply: stop`` (rows without rules: ``SequenceRules()``, which does): ``Cancelled``
+  with ``replied: ...``;
 - a follow-up whose earlier step did not go out (bounced, rejected, cancelled, not sent yet) is
   ``Cancelled`` with the reason;
 - stored message unsafe (header injection), or a campaign id SES cannot carry as a tag: ``Failed``;
-- SES SendEmail with the configuration set, List-Unsubscribe headers and the message tags naming
-  campaign, step and task (``ses_tags``: SES events come back with them), then ``Finished`` with the
-  SES message id (status and campaign counters in one transaction);
+- SES SendEmail with the configuration set, List-Unsubscribe headers, for a threaded follow-up
+  In-Reply-To and References naming the earlier steps' Message-IDs (``email_headers``), and the
+  message tags naming campaign, step and task (``ses_tags``: SES events come back with them), then
+  ``Finished`` with the SES message id (status and campaign counters in one transaction);
 - permanent rejection (``PERMANENT_SES_ERRORS``): ``Failed`` with the reason, no raise;
 - an error that proves SES did not take the request (an SES error response: throttling, quota, 5xx;
   or no connection was made): the claim goes back to ``Pending`` and the error is raised, so Lambda's
@@ -55,6 +60,7 @@ from botocore.exceptions import (
 )
 
 from outreach import clients, clock, config, contacts, errors, sdk_features, ses_tags, task_store
+from outreach.email_headers import thread_of, unsubscribe_headers
 from outreach.email_task import EmailMessage, email_task_id, is_one_address
 from outreach.errors import (
     MalformedFieldError,
@@ -66,6 +72,7 @@ from outreach.errors import (
 )
 from outreach.observability import MetricUnit, logger, metrics
 from outreach.personal_data import redact_addresses
+from outreach.reply_stop import check_not_replied
 from outreach.task_model import Kind, Status, Task
 
 if TYPE_CHECKING:
@@ -77,6 +84,8 @@ if TYPE_CHECKING:
         MessageTagTypeDef,
         SendEmailRequestTypeDef,
     )
+
+__all__ = ["check_may_send", "lambda_handler", "process", "send_request", "unsubscribe_headers"]
 
 # SES v2 errors that sending the same email again cannot fix: the task fails with the error's name.
 # https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_SendEmail.html#API_SendEmail_Errors
@@ -182,8 +191,9 @@ def check_addressed_as_planned(task: Task) -> None:
         )
 
 
-def check_may_send(task: Task) -> None:
-    """Raise ``PermanentEmailError`` or ``SkipEmailError`` when this email must not go out."""
+def check_may_send(task: Task) -> list[Task]:
+    """Raise ``PermanentEmailError`` or ``SkipEmailError`` when this email must not go out; else the
+    tasks of its earlier steps (step 1 first, every one Finished; none for the first step)."""
     fields = task.email
     if fields is None:
         raise UnreadableMessageError("not_an_email_task")
@@ -200,15 +210,18 @@ def check_may_send(task: Task) -> None:
     stop = contacts.stop_of(fields.recipient)
     if stop is not None:
         raise SkipEmailError(stop.reason)
-    if fields.step > 1:
-        earlier = task_store.email_tasks_of(task.job_id, fields.recipient, range(1, fields.step))
-        for previous in earlier:
-            if previous.status is not Status.FINISHED:
-                why = f" ({previous.failure_reason})" if previous.failure_reason else ""
-                raise SkipEmailError(
-                    f"earlier_step_not_sent: step {previous.email.step if previous.email else '?'} "
-                    f"is {previous.status.value}{why}"
-                )
+    check_not_replied(task)
+    if fields.step == 1:
+        return []
+    earlier = task_store.email_tasks_of(task.job_id, fields.recipient, range(1, fields.step))
+    for previous in earlier:
+        if previous.status is not Status.FINISHED:
+            why = f" ({previous.failure_reason})" if previous.failure_reason else ""
+            raise SkipEmailError(
+                f"earlier_step_not_sent: step {previous.email.step if previous.email else '?'} "
+                f"is {previous.status.value}{why}"
+            )
+    return earlier
 
 
 def seconds_early(task: Task) -> float:
@@ -216,20 +229,14 @@ def seconds_early(task: Task) -> float:
     return task.email.send_time.timestamp() - clock.now() if task.email else 0.0
 
 
-def unsubscribe_headers(message: EmailMessage) -> list[MessageHeaderTypeDef]:
-    """List-Unsubscribe (RFC 2369) and, for an https target, List-Unsubscribe-Post one-click (RFC 8058)."""
-    if not message.unsubscribe:
-        return []
-    headers: list[MessageHeaderTypeDef] = [{"Name": "List-Unsubscribe", "Value": f"<{message.unsubscribe}>"}]
-    if message.unsubscribe.startswith("https:"):
-        headers.append({"Name": "List-Unsubscribe-Post", "Value": "List-Unsubscribe=One-Click"})
-    return headers
-
-
 def send_request(
-    message: EmailMessage, configuration_set: str, tags: Sequence[MessageTagTypeDef] = ()
+    message: EmailMessage,
+    configuration_set: str,
+    tags: Sequence[MessageTagTypeDef] = (),
+    thread: Sequence[MessageHeaderTypeDef] = (),
 ) -> SendEmailRequestTypeDef:
-    """The SES v2 SendEmail request for a stored message, with its message ``tags``."""
+    """The SES v2 SendEmail request for a stored message, with its message ``tags`` and, for a threaded
+    follow-up, its ``thread`` headers (``email_headers.thread_headers``)."""
     body: BodyTypeDef = {"Text": {"Data": message.text, "Charset": "UTF-8"}}
     if message.html:
         body["Html"] = {"Data": message.html, "Charset": "UTF-8"}
@@ -240,7 +247,7 @@ def send_request(
             "Simple": {
                 "Subject": {"Data": message.subject, "Charset": "UTF-8"},
                 "Body": body,
-                "Headers": unsubscribe_headers(message),
+                "Headers": [*unsubscribe_headers(message), *thread],
             }
         },
         "ConfigurationSetName": configuration_set,
@@ -252,7 +259,7 @@ def send_request(
     return request
 
 
-def _send(task: Task) -> str:
+def _send(task: Task, earlier: Sequence[Task] = ()) -> str:
     """Send the claimed task's email; SES's message id. Raises PermanentEmailError for a rejection."""
     fields = task.email
     if fields is None:
@@ -265,9 +272,13 @@ def _send(task: Task) -> str:
         tags = ses_tags.email_tags(task)
     except MalformedFieldError as exc:
         raise PermanentEmailError(f"untaggable: {exc}") from exc
-    request = send_request(message, config.email_configuration_set(), tags)
+    ses = clients.sesv2()
+    # The earlier steps went out through the same region's SES (Lambda's AWS_REGION): their Message-IDs
+    # name it.
+    thread = thread_of(task, earlier, str(ses.meta.region_name))
+    request = send_request(message, config.email_configuration_set(), tags, thread)
     try:
-        response = clients.sesv2().send_email(**request)
+        response = ses.send_email(**request)
     except ClientError as exc:
         code = _error_code(exc)
         if code in PERMANENT_SES_ERRORS:
@@ -316,8 +327,8 @@ def process(task_id: str, context: LambdaContext) -> Outcome:
         logger.info("claim refused: another invocation has the task")
         return Outcome.BUSY
     try:
-        check_may_send(claimed)
-        message_id = _send(claimed)
+        earlier = check_may_send(claimed)
+        message_id = _send(claimed, earlier)
     except SkipEmailError as exc:
         return record_not_sent(claimed, Outcome.SKIPPED, exc.reason)
     except PermanentEmailError as exc:

@@ -27,6 +27,11 @@ its task can stay open.
 - Refused inbound mail, never retried (the same bytes give the same answer): ``UnparseableMessageError``
   (a message at the reply domain that ``inbound.message.parse`` cannot read within its bounds); the
   classifier answers ``UNPARSEABLE`` and the raw message stays where SES stored it, for a person.
+- Inbound forwards (the inbound processor): ``ForwardOutcomeUnknownError`` (SES may have the forward:
+  recorded ``forward_unknown`` on the message's receipt, counted, never sent again; the record is
+  acknowledged); ``ForwardInProgressError`` (another invocation holds the forward: the record is a batch
+  item failure and comes back after its visibility timeout); ``UnforwardableMessageError`` (a message
+  that cannot be forwarded unchanged: the owner gets a notice naming its S3 object instead).
 - A run that did what it could: ``ReconcilerRunError``, raised after the metrics so the function's
   error alarm and DLQ tell a person.
 """
@@ -213,6 +218,30 @@ class UnparseableMessageError(ValueError):
     answers ``UNPARSEABLE`` with ``reason`` (it names the bound or the missing part, never the content:
     safe for logs) and the raw message stays where SES stored it.
     """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class ForwardOutcomeUnknownError(Exception):
+    """SendEmail of an inbound message's forward may have reached SES and its answer was lost (a read
+    timeout, a dropped connection, an unknown error): an email cannot be taken back, so the message's
+    receipt says ``forward_unknown`` and it is never forwarded again (metric ``InboundForwardsUnknown``).
+    """
+
+
+class ForwardInProgressError(Exception):
+    """Another invocation holds the forward of this inbound message (its lease is live): the record is
+    reported as a batch item failure and comes back after its visibility timeout, by when the forward is
+    recorded or its holder's lease has run out."""
+
+
+class UnforwardableMessageError(ValueError):
+    """An inbound message that cannot be forwarded unchanged: a header field its body needs (the MIME
+    fields) that is no safe header, or a message SES refused to send (``MessageRejected``: an attachment
+    type SES does not send, a virus). The owner mailbox gets a notice naming the S3 object instead;
+    ``reason`` is safe for logs."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)

@@ -8,8 +8,9 @@ from enum import StrEnum
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from outreach.email_task import email_schedule_name, is_one_address, parse_utc_iso
+from outreach.email_task import email_reply_handle, email_schedule_name, is_one_address, parse_utc_iso
 from outreach.errors import MalformedFieldError
+from outreach.sequence_rules import SequenceRules
 
 
 class Status(StrEnum):
@@ -100,6 +101,11 @@ class EmailFields:
     ``message`` is the stored map of ``outreach.email_task.EmailMessage.to_item``; it is read back with
     ``EmailMessage.from_item`` just before sending, so an unsafe message is refused then as well.
     ``max_per_minute`` is the campaign's rate (rows written before it was stored have none).
+    ``rules`` are the campaign's sequence rules (``sequence_rules``; rows written before them have none,
+    and their readers use ``SequenceRules()``). ``threaded``: the email goes out in the thread of the
+    earlier steps (rows written before carry no ``threaded`` and are sent unthreaded, as they were
+    planned). ``reply_handle``: the handle of the task's reply address, for a campaign with a reply
+    domain (the key of the ``reply-handles`` index).
     Every field is checked when the row is read (``from_item``): one malformed row is refused with the
     field it breaks, and cannot stop a reconciler run or reach SES.
     """
@@ -112,6 +118,9 @@ class EmailFields:
     message: dict[str, Any]
     ses_message_id: str | None = None
     max_per_minute: int | None = None
+    rules: SequenceRules | None = None
+    threaded: bool = False
+    reply_handle: str | None = None
 
     @property
     def send_time(self) -> datetime:
@@ -143,6 +152,12 @@ class EmailFields:
         if schedule_name != email_schedule_name(task_id):
             raise MalformedFieldError("schedule_name", "is not the one derived from the task id")
         per_minute = item.get("max_per_minute")
+        threaded = item.get("threaded", False)
+        if not isinstance(threaded, bool):
+            raise MalformedFieldError("threaded", "not true or false")
+        reply_handle = item.get("reply_handle")
+        if reply_handle is not None and reply_handle != email_reply_handle(task_id):
+            raise MalformedFieldError("reply_handle", "is not the one derived from the task id")
         return cls(
             step=_whole_number("step", item.get("step"), 1),
             recipient=recipient,
@@ -152,6 +167,9 @@ class EmailFields:
             message={str(name): value for name, value in message.items()},
             ses_message_id=str(item["ses_message_id"]) if "ses_message_id" in item else None,
             max_per_minute=None if per_minute is None else _whole_number("max_per_minute", per_minute, 1),
+            rules=SequenceRules.from_item(item["rules"]) if "rules" in item else None,
+            threaded=threaded,
+            reply_handle=reply_handle,
         )
 
 

@@ -4,6 +4,9 @@
 # reconcilers query exactly the open work. The sparse `recipient-emails` index holds only email tasks
 # (only they carry `recipient_key`, the normalised recipient), so a stop event finds every email to
 # an address in every campaign; it projects the keys only, and the reader gets the rows by key after.
+# The sparse `reply-handles` index holds only the email tasks that carry `reply_handle` (the handle of
+# the per-email reply address `reply+<handle>.<mac>@<reply domain>`, written at creation when the
+# campaign has a reply domain), so an inbound reply finds its task by the handle; keys only as well.
 # A global secondary index is eventually consistent and only the projected attributes can be read
 # from it (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html), which the
 # reader's conditional writes on the rows themselves make safe.
@@ -11,6 +14,7 @@
 locals {
   open_tasks_index       = "open-tasks"
   recipient_emails_index = "recipient-emails"
+  reply_handles_index    = "reply-handles"
   ttl_attribute          = "expires_at"
 }
 
@@ -42,6 +46,11 @@ resource "aws_dynamodb_table" "this" {
     type = "S"
   }
 
+  attribute {
+    name = "reply_handle"
+    type = "S"
+  }
+
   global_secondary_index {
     name            = local.open_tasks_index
     hash_key        = "open_key"
@@ -52,6 +61,12 @@ resource "aws_dynamodb_table" "this" {
   global_secondary_index {
     name            = local.recipient_emails_index
     hash_key        = "recipient_key"
+    projection_type = "KEYS_ONLY"
+  }
+
+  global_secondary_index {
+    name            = local.reply_handles_index
+    hash_key        = "reply_handle"
     projection_type = "KEYS_ONLY"
   }
 

@@ -33,6 +33,16 @@ output "recipient_emails_index_arn" {
   value       = "${aws_dynamodb_table.this.arn}/index/${local.recipient_emails_index}"
 }
 
+output "reply_handles_index_name" {
+  description = "Name of the sparse index of email tasks by the handle of their reply address (reply_handle), keys only."
+  value       = local.reply_handles_index
+}
+
+output "reply_handles_index_arn" {
+  description = "ARN of the reply-handles index (for the Query permission of the inbound processor, which finds the task a reply answers)."
+  value       = "${aws_dynamodb_table.this.arn}/index/${local.reply_handles_index}"
+}
+
 output "ttl_attribute" {
   description = "Attribute whose epoch-seconds value expires an item."
   value       = local.ttl_attribute

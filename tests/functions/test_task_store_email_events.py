@@ -126,3 +126,34 @@ def test_an_event_about_a_task_that_is_gone_counts_nothing(resources: Resources)
     )
     assert not task_store.record_email_event(task, EmailEvent.DELIVERED, AT)
     assert task_store.email_event_counts("spring") == {}
+
+
+@pytest.mark.parametrize(
+    ("kind", "attribute", "counter"),
+    [
+        (EmailEvent.REPLIED, "replied_at", "events_s2_replied"),
+        (EmailEvent.AUTO_REPLIED, "auto_replied_at", "events_s2_auto_replied"),
+        (EmailEvent.FORWARDED, "forwarded_at", "events_s2_forwarded"),
+    ],
+)
+def test_what_came_back_by_mail_is_marked_and_counted_for_its_step_once_like_an_ses_event(
+    resources: Resources, kind: EmailEvent, attribute: str, counter: str
+) -> None:
+    emails = [planned("anna@example.org", step) for step in (1, 2)]
+    task_store.create_email_tasks(emails)
+    second = _task(emails[1].task_id)
+    assert (kind.attribute, task_store.event_counter(2, kind)) == (attribute, counter)
+    assert task_store.record_email_event(second, kind, AT)
+    assert not task_store.record_email_event(second, kind, AT.replace(day=3))
+    zero = dict.fromkeys((event.value for event in EmailEvent), 0)
+    assert task_store.email_event_counts("spring") == {2: {**zero, kind.value: 1}}
+    row = boto3.client("dynamodb", region_name=REGION).get_item(
+        TableName=config.tasks_table(), Key={"task_id": {"S": emails[1].task_id}}
+    )["Item"]
+    assert row[attribute] == {"S": "2027-03-02T09:00:00Z"}
+    shards = boto3.client("dynamodb", region_name=REGION).scan(
+        TableName=config.tasks_table(),
+        FilterExpression="kind = :k",
+        ExpressionAttributeValues={":k": {"S": "job_counter"}},
+    )["Items"]
+    assert sum(int(item[counter]["N"]) for item in shards if counter in item) == 1

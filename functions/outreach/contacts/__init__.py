@@ -6,10 +6,13 @@
 - ``writes``: ``record_stop``, ``record_soft_bounce``, ``record_contacted``: idempotent, order-free, the
   highest state wins; ``unblock``, the operator's only way down.
 - ``stop_fanout``: ``cancel_open_emails``, a stop reaching every open email to the address.
+- ``engagement``: ``record_reply``, ``record_away`` and ``engagement_of``: the campaigns an address
+  replied in and until when it is away (inbound mail), which never change its state.
 
 The table is ``CONTACTS_TABLE`` (modules/contact-ledger), hash key ``contact_key``.
 """
 
+from outreach.contacts.engagement import Engagement, engagement_of, record_away, record_reply
 from outreach.contacts.keys import (
     ADDRESS_PREFIX,
     DOMAIN_PREFIX,
@@ -29,6 +32,7 @@ __all__ = [
     "DOMAIN_PREFIX",
     "KEY",
     "WHY_CHARS",
+    "Engagement",
     "FanOut",
     "Source",
     "State",
@@ -37,10 +41,13 @@ __all__ = [
     "cancel_open_emails",
     "clean_why",
     "domain_key",
+    "engagement_of",
     "kind_of_key",
     "normalise",
     "normalise_domain",
+    "record_away",
     "record_contacted",
+    "record_reply",
     "record_soft_bounce",
     "record_stop",
     "stop_of",

@@ -6,15 +6,20 @@ unclaimed), then its one-time schedule is deleted. A Running task is left alone:
 claim and may already have sent; it is the one send that may still go out after the stop, and its
 worker reads the ledger after its claim, so only a worker that read before the stop was recorded can
 send. Running it again (a retried event) cancels nothing twice and deletes what is left.
+
+A reply stops less than an opt-out: ``only`` narrows the fan-out to the tasks a predicate accepts (the
+inbound processor's: the replied campaign's, and the other campaigns' whose rules say a reply elsewhere
+stops them).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from outreach import email_schedules
 from outreach.errors import TransitionRejectedError
-from outreach.task_model import Status
+from outreach.task_model import Status, Task
 from outreach.task_store.reads import email_tasks_to
 from outreach.task_store.transitions import cancel_for_stop
 
@@ -29,13 +34,16 @@ class FanOut:
     schedules_deleted: int = 0
 
 
-def cancel_open_emails(address: str, reason: str, schedule_group: str) -> FanOut:
+def cancel_open_emails(
+    address: str, reason: str, schedule_group: str, *, only: Callable[[Task], bool] | None = None
+) -> FanOut:
     """Cancel every Pending email task to ``address`` in every campaign with ``reason`` (a
     ``Stop.reason``) and delete its schedule in ``schedule_group``; a task some earlier run cancelled
-    has its schedule deleted too (the run may have stopped between the two)."""
+    has its schedule deleted too (the run may have stopped between the two). With ``only``, the tasks
+    it refuses are left as they are."""
     cancelled = moved = deleted = 0
     for task in email_tasks_to(address):
-        if task.email is None:
+        if task.email is None or (only is not None and not only(task)):
             continue
         if task.status is Status.PENDING:
             try:

@@ -81,7 +81,10 @@ def create_email_tasks(planned: Sequence[PlannedEmail]) -> JobCreation:
     raise ``InvalidJobInputError`` before anything is written, and so does a row over ``MAX_ROW_BYTES``
     (``ItemTooLargeError``, naming its task; see ``email_row_size``). Each row carries
     ``recipient_key``, the normalised recipient (``contacts.normalise``): the ``recipient-emails`` index
-    finds every email to an address, in every campaign (``email_tasks_to``).
+    finds every email to an address, in every campaign (``email_tasks_to``). Each row carries the
+    campaign's sequence rules (``rules``, when planned with them) and ``threaded``, and a row whose
+    Reply-To is its reply address carries ``reply_handle``, the key of the sparse ``reply-handles``
+    index (``email_task_by_reply_handle``).
     """
     campaigns = {email.campaign_id for email in planned}
     if len(campaigns) > 1:
@@ -118,9 +121,15 @@ def _email_row(email: PlannedEmail) -> dict[str, Any]:
         "timezone": email.timezone,
         "schedule_name": email.schedule_name,
         "message": email.message.to_item(),
+        "threaded": email.threaded,
     }
     if email.max_per_minute is not None:
         row["max_per_minute"] = email.max_per_minute
+    if email.rules is not None:
+        row["rules"] = email.rules.to_item()
+    handle = email.reply_handle
+    if handle is not None:
+        row["reply_handle"] = handle
     return row
 
 

@@ -1,4 +1,10 @@
-"""What SES said about a sent email, marked on its task and counted per campaign step, exactly once.
+"""What came back about a sent email, marked on its task and counted per campaign step, exactly once.
+
+The events are SES's (delivered, bounced, complained, ...: the SES-events consumer, and the inbound
+processor for a delivery report or an unsubscribe by mail) and the inbound processor's own: a person
+replied to the email (``replied``), an automatic reply came (``auto_replied``), a message answering it
+was forwarded and SES accepted the forward (``forwarded``). Each is counted once per email: a second
+reply to the same email is recorded in the ledger (``contacts.record_reply``) but not counted again.
 
 An event mark is the counter discipline of the job counters applied to events: one TransactWriteItems
 sets ``<kind>_at`` on the task only if it is not set yet (the status is left as it is) and adds one to
@@ -27,7 +33,8 @@ if TYPE_CHECKING:
 
 
 class EmailEvent(StrEnum):
-    """The SES events marked on an email task (the SEND event is the task's own ``Finished``)."""
+    """The events marked on an email task (SES's SEND event is the task's own ``Finished``); the last
+    three are the inbound processor's."""
 
     DELIVERED = "delivered"
     BOUNCED_HARD = "bounced_hard"
@@ -37,6 +44,9 @@ class EmailEvent(StrEnum):
     REJECTED = "rejected"
     DELAYED = "delayed"
     RENDERING_FAILED = "rendering_failed"
+    REPLIED = "replied"
+    AUTO_REPLIED = "auto_replied"
+    FORWARDED = "forwarded"
 
     @property
     def attribute(self) -> str:

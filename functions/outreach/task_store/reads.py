@@ -6,7 +6,8 @@ holds only work that may still need healing and reconcilers query it instead of 
 
 Email tasks carry ``recipient_key`` (the normalised recipient), the partition key of the
 ``recipient-emails`` index (keys only): every email to one address, in every campaign, for a stop's
-fan-out.
+fan-out. Email tasks of a campaign with a reply domain carry ``reply_handle``, the partition key of
+the sparse ``reply-handles`` index (keys only): the task a reply address names.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ from typing import Any
 
 from outreach import clients, config
 from outreach.contacts.keys import normalise
-from outreach.email_task import email_task_id
+from outreach.email_task import email_reply_handle, email_task_id
 from outreach.errors import UnreadableMessageError
 from outreach.task_model import OPEN, Kind, MalformedTask, Status, Task, open_key
 from outreach.task_store.items import IndexRead, batch_get, from_item, rows, to_av, to_avs
 
 OPEN_TASKS_INDEX = "open-tasks"
 RECIPIENT_EMAILS_INDEX = "recipient-emails"
+REPLY_HANDLES_INDEX = "reply-handles"
 
 # Why a message naming a task of another kind cannot be handled (the handlers park it, the DLQ alarms).
 _NOT_OF_KIND = {Kind.SCRAPE: "not_a_scrape_task", Kind.EMAIL: "not_an_email_task"}
@@ -142,3 +144,29 @@ def email_tasks_to(address: str) -> list[Task]:
     task_ids = sorted({str(row["task_id"]) for row in rows("query", request)})
     found = {str(row["task_id"]): row for row in batch_get(task_ids)}
     return [Task.from_item(found[task_id]) for task_id in task_ids if task_id in found]
+
+
+def email_task_by_reply_handle(handle: str) -> Task | None:
+    """The email task whose reply address carries ``handle`` (``email_task.email_reply_handle``), read
+    with a strongly consistent GetItem after the ``reply-handles`` index named it; ``None`` if no task
+    has it.
+
+    The index projects keys only and is eventually consistent: a task written a moment ago may be
+    missing (a reply comes days after its email was sent, its task long written). Only a task whose id
+    derives the handle is taken, so a row that merely carries someone else's handle names nothing.
+    A row that is not a valid task raises ``ValueError`` (naming the field) for the retry machinery.
+    https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html
+    """
+    request = {
+        "IndexName": REPLY_HANDLES_INDEX,
+        "KeyConditionExpression": "reply_handle = :handle",
+        "ExpressionAttributeValues": to_avs({":handle": handle}),
+    }
+    task_ids = sorted({str(row["task_id"]) for row in rows("query", request)})
+    for task_id in task_ids:
+        if email_reply_handle(task_id) != handle:
+            continue
+        task = get_task(task_id)
+        if task is not None and task.email is not None and task.email.reply_handle == handle:
+            return task
+    return None

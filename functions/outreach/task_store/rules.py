@@ -40,6 +40,8 @@ class Holder(StrEnum):
     """Unchanged since it was read, and no live lease."""
     SAME_KIND = "same kind"
     """The kind that was read (an operator's write)."""
+    UNCLAIMED_AT_SEND_TIME = "unclaimed, at the send time read"
+    """Only while nobody holds a lease, and while ``send_at`` is still the one read (``:planned``)."""
     UNCHANGED_UNSENT = "unchanged, never sent"
     """Unchanged and of the kind read; an email task also with no SES message id and a failure reason
     that proves it was not sent (not ``delivery_unknown``)."""
@@ -118,6 +120,15 @@ RULES: Mapping[str, Rule] = {
         # ---- a contact's stop (unsubscribe, bounce, complaint): every open email to the address,
         # only while nobody has claimed it (a claimed one is its worker's, which reads the ledger)
         Rule("cancel for stop", _PENDING, Status.CANCELLED, Holder.UNCLAIMED, ("failure_reason",)),
+        # ---- an out-of-office reply: an unclaimed email moved later, past the recipient's absence
+        Rule(
+            "postpone email",
+            _PENDING,
+            None,
+            Holder.UNCLAIMED_AT_SEND_TIME,
+            sets=("send_at", "postponed_from"),
+            stamped=("postponed_at",),
+        ),
         # ---- an operator's decisions (the `outreach` command line)
         Rule("cancel", OPEN, Status.CANCELLED, Holder.ANYONE, ("failure_reason",), LEASE_FIELDS),
         Rule("operator cancel", OPEN, Status.CANCELLED, Holder.SAME_KIND, ("failure_reason",), LEASE_FIELDS),
@@ -139,12 +150,15 @@ def holder_condition(holder: Holder, *, status: Status, kind: str) -> str:
     """The condition text of ``holder`` for a task read in ``status``, of ``kind``.
 
     It binds ``:owner`` (the lease read), ``:seen`` (``updated_at`` read), ``:now`` (epoch seconds),
-    ``:kind``, ``:message`` and ``:receive`` (the claiming delivery) and ``:unknown``, as it needs.
+    ``:kind``, ``:message`` and ``:receive`` (the claiming delivery), ``:planned`` (the send time read)
+    and ``:unknown``, as it needs.
     """
     if holder is Holder.ANYONE:
         return "attribute_exists(task_id)"
     if holder is Holder.UNCLAIMED or (holder is Holder.CLAIMABLE and status is Status.PENDING):
         return "attribute_not_exists(lease_owner)"
+    if holder is Holder.UNCLAIMED_AT_SEND_TIME:
+        return "attribute_not_exists(lease_owner) AND send_at = :planned"
     if holder is Holder.CLAIMABLE:
         return "lease_expires_at < :now OR (lease_message = :message AND lease_receive < :receive)"
     if holder is Holder.LEASE_HOLDER:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 from botocore.exceptions import ClientError
 
 from outreach import clients, clock, config
+from outreach.email_task import parse_utc_iso
 from outreach.errors import TaskNotFoundError, TransitionRejectedError
 from outreach.task_model import ALLOWED_TRANSITIONS, MalformedTask, Status, Task, open_key
 from outreach.task_store.counters import counter_shard, counter_update
@@ -278,3 +279,23 @@ def cancel_for_stop(task: Task, *, reason: str) -> None:
     only while unclaimed; a task claimed meanwhile raises ``TransitionRejectedError`` and is left to its
     worker, which reads the ledger after its claim."""
     apply(RULES["cancel for stop"], task, {"failure_reason": reason[:FAILURE_REASON_CHARS]})
+
+
+def postpone_email(task: Task, *, send_at: str) -> None:
+    """A Pending email moved to the later ``send_at`` (``email_task.utc_iso``), its status kept: an
+    out-of-office reply's postponement (``inbound.postpone``). Only while unclaimed and while its
+    ``send_at`` is still the one read, so of two postponements only one moves it and a claimed email
+    is left to its worker; ``postponed_from`` keeps the time it had. Never earlier than planned: a
+    ``send_at`` not after the task's raises ``ValueError`` without a write. The schedule is the
+    caller's to move (``email_schedules``)."""
+    fields = task.email
+    if fields is None:
+        raise ValueError(f"{task.task_id} is not an email task")
+    if parse_utc_iso(send_at) <= fields.send_time:
+        raise ValueError(f"a postponement moves an email later, not to {send_at} from {fields.send_at}")
+    apply(
+        RULES["postpone email"],
+        task,
+        {"send_at": send_at, "postponed_from": fields.send_at},
+        planned=fields.send_at,
+    )

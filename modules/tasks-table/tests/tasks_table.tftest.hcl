@@ -101,6 +101,28 @@ run "sparse_recipient_emails_index_on_recipient_key_keys_only" {
   }
 }
 
+run "sparse_reply_handles_index_on_reply_handle_keys_only" {
+  command = plan
+
+  assert {
+    condition = anytrue([
+      for index in aws_dynamodb_table.this.global_secondary_index :
+      index.name == "reply-handles" && index.hash_key == "reply_handle" && index.range_key == null && index.projection_type == "KEYS_ONLY"
+    ])
+    error_message = "The reply-handles index must be keyed by reply_handle alone and project the keys only."
+  }
+
+  assert {
+    condition     = contains([for a in aws_dynamodb_table.this.attribute : "${a.name}:${a.type}"], "reply_handle:S")
+    error_message = "reply_handle is a string attribute."
+  }
+
+  assert {
+    condition     = output.reply_handles_index_name == "reply-handles" && output.reply_handles_index_arn == "arn:aws:dynamodb:eu-central-1:111122223333:table/mock/index/reply-handles"
+    error_message = "The index ARN output must point at the reply-handles index of this table."
+  }
+}
+
 run "rejects_an_invalid_table_name" {
   command = plan
 

@@ -10,6 +10,9 @@ a template that does not parse, or uses another template (``include``, ``import`
 reported with the field it is in before anything else happens. The unsubscribe target must write its
 scheme and host (or mailto: address) out before any placeholder (:mod:`.unsubscribe_uri`); without
 one, every email links to the environment's one-click unsubscribe endpoint (:mod:`.one_click_links`).
+Optionally a ``reply_domain`` (replies come back to the pipeline, each email with its own reply
+address), ``stop_rules`` (what a reply and an out-of-office do) and, per follow-up, ``threaded``
+(:mod:`.stop_rules`); a ``Re:`` subject only on a threaded step.
 
 The file itself is a stranger's text too: at most 4 MiB are read (ten steps of the largest text and
 HTML bodies are under 4 MiB), and data nested too deeply for the parser (YAML or JSON; a campaign has
@@ -33,6 +36,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -43,6 +47,12 @@ from outreach.email_task import check_header
 from outreach.errors import InvalidJobInputError, MalformedFieldError, UnsafeEmailError
 from outreach.task_ids import validate_job_id
 from outreach_operator.campaigns.rendering import compile_template
+from outreach_operator.campaigns.stop_rules import (
+    StopRules,
+    checked_reply_domain,
+    is_reply_subject,
+    owner_address,
+)
 from outreach_operator.campaigns.unsubscribe_uri import origin_of
 from outreach_operator.errors import TemplateProblemError
 
@@ -157,14 +167,31 @@ class SendWindow(BaseModel):
 
 
 class Step(BaseModel):
-    """One mail of the campaign: sent ``after_days`` days after the previous step (0 for the first)."""
+    """One mail of the campaign: sent ``after_days`` days after the previous step (0 for the first).
+
+    ``threaded``: a follow-up goes out in the thread of the earlier steps (In-Reply-To, References);
+    unset, a follow-up is and the first step is not (the first step is the only one with
+    ``after_days`` 0). Only a threaded step's subject may start with ``Re:``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     after_days: int = Field(default=0, ge=0, le=365)
+    threaded: bool | None = None
     subject: str = Field(min_length=1)
     text: str = Field(min_length=1)
     html: str = ""
+
+    @property
+    def is_threaded(self) -> bool:
+        return self.threaded if self.threaded is not None else self.after_days >= 1
+
+    @field_validator("subject")
+    @classmethod
+    def _re_only_when_threaded(cls, source: str, info: ValidationInfo) -> str:
+        after_days, threaded = info.data.get("after_days", 0), info.data.get("threaded")
+        if is_reply_subject(source) and not (threaded if threaded is not None else after_days >= 1):
+            raise ValueError("a subject starting with 'Re:' needs a threaded step (threaded: true)")
+        return source
 
     @field_validator("subject", "text")
     @classmethod
@@ -198,6 +225,19 @@ class Campaign(BaseModel):
     window: SendWindow
     max_per_minute: int = Field(ge=1, le=10_000)
     steps: tuple[Step, ...] = Field(min_length=1, max_length=10)
+    # None: replies go to reply_to and the pipeline never sees them.
+    reply_domain: Annotated[str, AfterValidator(checked_reply_domain)] | None = None
+    stop_rules: StopRules = StopRules()
+
+    def threaded(self, step: int) -> bool:
+        """Whether step ``step`` (1-based) goes out in the thread of the earlier steps."""
+        return step > 1 and self.steps[step - 1].is_threaded
+
+    @field_validator("reply_to")
+    @classmethod
+    def _owner_has_ascii_form(cls, value: str) -> str:
+        owner_address(value)  # ValueError: replies cannot be forwarded there
+        return value
 
     @field_validator("campaign_id")
     @classmethod
@@ -218,6 +258,8 @@ class Campaign(BaseModel):
     def _follow_ups_later(cls, steps: tuple[Step, ...]) -> tuple[Step, ...]:
         if steps[0].after_days != 0:
             raise ValueError("the first step is sent at the start: its after_days must be 0")
+        if steps[0].threaded:
+            raise ValueError("the first step answers nothing: it cannot be threaded")
         late = [number for number, step in enumerate(steps, start=1) if number > 1 and step.after_days < 1]
         if late:
             raise ValueError(f"follow-up steps {late} need after_days >= 1")

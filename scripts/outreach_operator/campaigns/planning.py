@@ -12,6 +12,10 @@ whose task rows would be too large for DynamoDB (measured as the task store will
 ``task_store.email_row_size``, against ``task_store.MAX_ROW_BYTES``: the 400 KB item limit less the
 room its later updates need), is reported with its row and the reason and gets no email at all: a
 campaign never sends a follow-up to someone who could not get the first mail.
+
+Every planned email carries the campaign's sequence rules (``stop_rules.sequence_rules_of``: the stop
+rules, the window's days and hours, the owner mailbox) and whether it is threaded; a campaign with a
+``reply_domain`` gives each its own reply address (``reply_addresses``).
 """
 
 from __future__ import annotations
@@ -24,11 +28,14 @@ from datetime import UTC, datetime
 from outreach import task_store
 from outreach.email_task import EmailMessage, PlannedEmail
 from outreach.item_size import ITEM_LIMIT_BYTES
+from outreach.sequence_rules import SequenceRules
 from outreach_operator.campaigns.campaign_file import Campaign, SendWindow
 from outreach_operator.campaigns.one_click_links import OneClickLinks
 from outreach_operator.campaigns.recipients import Recipient, RejectedRow
 from outreach_operator.campaigns.rendering import render_step
+from outreach_operator.campaigns.reply_addresses import ReplyAddresses
 from outreach_operator.campaigns.send_window import add_local_days, next_open
+from outreach_operator.campaigns.stop_rules import sequence_rules_of
 from outreach_operator.errors import RenderError
 
 
@@ -65,14 +72,18 @@ class _MinuteLedger:
         return datetime.fromtimestamp(minute * 60 + taken * 60 // self._per_minute, UTC)
 
 
-def _render_all(campaign: Campaign, recipient: Recipient, links: OneClickLinks | None) -> list[EmailMessage]:
+def _render_all(
+    campaign: Campaign, recipient: Recipient, links: OneClickLinks | None, replies: ReplyAddresses | None
+) -> list[EmailMessage]:
     return [
-        render_step(campaign, step, recipient.email, recipient.values, links)
+        render_step(campaign, step, recipient.email, recipient.values, links, replies)
         for step in range(1, len(campaign.steps) + 1)
     ]
 
 
-def _planned(campaign: Campaign, step: int, send_at: datetime, message: EmailMessage) -> PlannedEmail:
+def _planned(
+    campaign: Campaign, step: int, send_at: datetime, message: EmailMessage, rules: SequenceRules
+) -> PlannedEmail:
     return PlannedEmail(
         campaign_id=campaign.campaign_id,
         step=step,
@@ -80,14 +91,18 @@ def _planned(campaign: Campaign, step: int, send_at: datetime, message: EmailMes
         timezone=campaign.window.timezone,
         message=message,
         max_per_minute=campaign.max_per_minute,
+        rules=rules,
+        threaded=campaign.threaded(step),
     )
 
 
-def _oversized_row(campaign: Campaign, rendered: Sequence[EmailMessage], start: datetime) -> str | None:
+def _oversized_row(
+    campaign: Campaign, rendered: Sequence[EmailMessage], start: datetime, rules: SequenceRules
+) -> str | None:
     """Why one of the recipient's task rows cannot be written, naming its step; ``None`` if all can.
     (A row's size does not depend on its send time: ``send_at`` is stored at a fixed width.)"""
     for step, message in enumerate(rendered, start=1):
-        size = task_store.email_row_size(_planned(campaign, step, start, message))
+        size = task_store.email_row_size(_planned(campaign, step, start, message, rules))
         if size > task_store.MAX_ROW_BYTES:
             return (
                 f"steps.{step - 1}: the task row would be {size:,} bytes, DynamoDB's item limit is "
@@ -102,21 +117,24 @@ def plan_campaign(
     recipients: Sequence[Recipient],
     start: datetime,
     links: OneClickLinks | None = None,
+    replies: ReplyAddresses | None = None,
 ) -> CampaignPlan:
     """Render and time every step for every recipient, from ``start`` (timezone-aware) on; ``links``
-    gives the unsubscribe target of a campaign without its own."""
+    gives the unsubscribe target of a campaign without its own, ``replies`` the reply addresses of a
+    campaign with a ``reply_domain``."""
     if start.tzinfo is None:
         raise ValueError("start must be timezone-aware")
     window = campaign.window
+    rules = sequence_rules_of(campaign)
     plan = CampaignPlan()
     messages: list[tuple[Recipient, list[EmailMessage]]] = []
     for recipient in recipients:
         try:
-            rendered = _render_all(campaign, recipient, links)
+            rendered = _render_all(campaign, recipient, links, replies)
         except RenderError as exc:
             plan.rejected.append(RejectedRow(recipient.row, recipient.source, recipient.email, str(exc)))
             continue
-        too_large = _oversized_row(campaign, rendered, start)
+        too_large = _oversized_row(campaign, rendered, start, rules)
         if too_large is not None:
             plan.rejected.append(RejectedRow(recipient.row, recipient.source, recipient.email, too_large))
             continue
@@ -128,5 +146,5 @@ def plan_campaign(
             due = add_local_days(window, previous[index], definition.after_days)
             send_at = ledger.take(due).astimezone(window.zone)
             previous[index] = send_at
-            plan.emails.append(_planned(campaign, step, send_at, rendered[step - 1]))
+            plan.emails.append(_planned(campaign, step, send_at, rendered[step - 1], rules))
     return plan

@@ -22,6 +22,11 @@ cap (``message_caps``), a subject may not carry bidirectional controls or zero-w
 (``html_links``), and the unsubscribe target is one URI on the campaign's own host with every value
 percent-encoded (``unsubscribe_uri``). Every failure of a template, whatever it raised, is a
 ``RenderError`` naming the field; planning adds the row.
+
+A campaign with a ``reply_domain`` (``stop_rules``) gives each email its own Reply-To, the reply
+address of its task (``reply_addresses``), and, without an ``unsubscribe`` of its own, names the reply
+domain's unsubscribe mailbox in List-Unsubscribe beside the one-click link. A rendered subject that
+starts with ``Re:`` is refused on a step that is not threaded.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from outreach.email_task import EmailMessage
 from outreach.errors import UnsafeEmailError
 from outreach_operator.campaigns import message_caps, unsubscribe_uri
 from outreach_operator.campaigns.html_links import link_problem
+from outreach_operator.campaigns.stop_rules import is_reply_subject, unsubscribe_mailto
 from outreach_operator.campaigns.subject_characters import invisible_character
 from outreach_operator.campaigns.template_sandbox import BoundedSandbox, render_bounded
 from outreach_operator.errors import RenderError, TemplateProblemError
@@ -44,6 +50,7 @@ from outreach_operator.report_values import shorten
 if TYPE_CHECKING:
     from outreach_operator.campaigns.campaign_file import Campaign
     from outreach_operator.campaigns.one_click_links import OneClickLinks
+    from outreach_operator.campaigns.reply_addresses import ReplyAddresses
 
 Kind = Literal["text", "html", "uri"]
 
@@ -113,15 +120,26 @@ def _unsubscribe(
     return target
 
 
+def _reply_to(campaign: Campaign, step: int, recipient: str, replies: ReplyAddresses | None) -> str:
+    """The Reply-To: the file's ``reply_to``, or with a ``reply_domain`` the email's reply address."""
+    if campaign.reply_domain is None:
+        return campaign.reply_to
+    if replies is None:
+        raise RenderError("reply_to", "the campaign has a reply_domain and no reply addresses were given")
+    return replies.address(step, recipient)
+
+
 def render_step(
     campaign: Campaign,
     step: int,
     recipient: str,
     values: Mapping[str, str],
     links: OneClickLinks | None = None,
+    replies: ReplyAddresses | None = None,
 ) -> EmailMessage:
     """Step ``step`` (1-based) of ``campaign`` for ``recipient``, its placeholders from ``values``; a
-    campaign without an ``unsubscribe`` of its own takes each target from ``links``."""
+    campaign without an ``unsubscribe`` of its own takes each target from ``links``, one with a
+    ``reply_domain`` each Reply-To from ``replies``."""
     definition = campaign.steps[step - 1]
     context = {name: value for name, value in values.items() if value != ""}
     context.update(email=recipient, campaign_id=campaign.campaign_id, step=str(step))
@@ -133,6 +151,8 @@ def render_step(
     invisible = invisible_character(subject)
     if invisible is not None:
         raise RenderError(f"{prefix}.subject", invisible)
+    if is_reply_subject(subject) and not campaign.threaded(step):
+        raise RenderError(f"{prefix}.subject", "starts with 'Re:' after rendering: the step is not threaded")
     text = render_template(f"{prefix}.text", definition.text, context, cap=message_caps.TEXT_BYTES)
     html = ""
     if definition.html:
@@ -146,6 +166,10 @@ def render_step(
     oversized = message_caps.too_large(prefix, fields)
     if oversized is not None:
         raise RenderError(*oversized)
+    mailto = ""
+    if campaign.reply_domain is not None and campaign.unsubscribe is None:
+        mailto = unsubscribe_mailto(campaign.reply_domain)
+    reply_to = _reply_to(campaign, step, recipient, replies)
     try:
         return EmailMessage(
             sender=campaign.sender,
@@ -153,8 +177,9 @@ def render_step(
             subject=subject,
             text=text,
             html=html,
-            reply_to=campaign.reply_to,
+            reply_to=reply_to,
             unsubscribe=context["unsubscribe"],
+            unsubscribe_mailto=mailto,
         )
     except UnsafeEmailError as exc:
         field, _, reason = str(exc).partition(": ")

@@ -270,3 +270,41 @@ def test_status_counts_per_step_planned_sent_ses_events_once_each_and_cancelled_
     table = run("campaign", "status", CAMPAIGN_ID)
     assert table.exit_code == 0, table.output
     assert "what SES said, per step" in table.stdout and "contact_stopped" in table.stdout
+
+
+def test_status_counts_replies_auto_replies_and_forwards_per_step_once_each_from_the_counters(
+    run: Run, resources: Resources, email_flags: list[str]
+) -> None:
+    as_json(schedule(run, email_flags))
+    at = datetime(2027, 3, 1, 9, 0, tzinfo=UTC)
+    northwind, contoso = (_send(_task(a, 1), f"ses-{a}") for a in (NORTHWIND, CONTOSO))
+    marks: list[tuple[Task, task_store.EmailEvent]] = [
+        (northwind, task_store.EmailEvent.REPLIED),
+        (northwind, task_store.EmailEvent.REPLIED),  # a second reply to the same email
+        (northwind, task_store.EmailEvent.FORWARDED),
+        (contoso, task_store.EmailEvent.AUTO_REPLIED),
+    ]
+    for task, kind in marks:
+        task_store.record_email_event(task, kind, at)
+    # The reply's fan-out cancelled northwind's follow-up (inbound.actions.replied_reason).
+    task_store.cancel_for_stop(_task(NORTHWIND, 2), reason=f"replied: campaign {CAMPAIGN_ID} step 1")
+    status = as_json(run("campaign", "status", CAMPAIGN_ID, extra=["--json"]))
+    first, second = status["steps"]
+    assert (first["replied"], first["auto_replied"], first["forwarded"]) == (1, 1, 1)
+    assert (second["replied"], second["auto_replied"], second["forwarded"]) == (0, 0, 0)
+    assert second["cancelled_by_reason"] == {"replied": 1}
+    assert status["events"]["1"]["replied"] == 1
+    # From the counter shards alone: the task rows' marks are not what status reads.
+    dynamodb = boto3.client("dynamodb", region_name=REGION)
+    dynamodb.update_item(
+        TableName=resources.table,
+        Key={"task_id": {"S": contoso.task_id}},
+        UpdateExpression="REMOVE auto_replied_at",
+    )
+    again = as_json(run("campaign", "status", CAMPAIGN_ID, extra=["--json"]))
+    assert again["steps"][0]["auto_replied"] == 1
+    table = run("campaign", "status", CAMPAIGN_ID)
+    assert table.exit_code == 0, table.output
+    assert "what came back by mail, per step" in table.stdout
+    for column in ("replied", "auto replied", "forwarded"):
+        assert column in table.stdout

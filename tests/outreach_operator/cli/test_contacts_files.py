@@ -1,12 +1,14 @@
-"""``outreach contacts import|export``: a do-not-contact CSV in, the ledger out, cells never formulas."""
+"""``outreach contacts import|export|show``: a do-not-contact CSV in, the ledger's contacts out (never the
+inbound receipts in the same table), cells never formulas; what a record says of replies."""
 
 from __future__ import annotations
 
 import csv
 import json
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 
+import boto3
 import pytest
 
 from outreach import contacts, task_store
@@ -14,11 +16,12 @@ from outreach.email_task import email_task_id
 from outreach.task_model import Status
 from outreach_operator.cli.contacts import do_not_contact_file
 from outreach_operator.cli.contacts.do_not_contact_file import read_do_not_contact
+from outreach_operator.contacts import records
 from tests.outreach_operator.cli.campaign_support import CAMPAIGN_ID
 from tests.outreach_operator.cli.campaign_support import schedule_example as schedule
-from tests.outreach_operator.cli.conftest import OPERATOR, Run, as_json
+from tests.outreach_operator.cli.conftest import CONTACTS_TABLE, OPERATOR, Run, as_json
 from tests.outreach_operator.cli.ledger_support import ledger_items, record_address_stop
-from tests.support.aws import Resources
+from tests.support.aws import REGION, Resources
 
 pytestmark = pytest.mark.usefixtures("ses_account")
 
@@ -198,3 +201,58 @@ def test_a_do_not_contact_file_past_its_bounds_is_refused_whole(
     assert result.exit_code == 2
     assert "no 'email' or 'domain' column in the header (columns: address, name)" in result.stderr
     assert ledger_items() == []
+
+
+def test_export_lists_only_address_and_domain_records_never_the_inbound_receipts_beside_them(
+    run: Run, resources: Resources, tmp_path: Path
+) -> None:
+    at = datetime(2027, 3, 2, 10, 0, tzinfo=UTC)
+    record_address_stop("gone@acme.example", contacts.State.BOUNCED, contacts.Source.SES)
+    assert contacts.record_reply("ada@acme.example", "spring", at=at)
+    assert contacts.record_reply("ada@acme.example", "autumn", at=at)
+    assert contacts.record_away("ada@acme.example", date(2027, 3, 10), at=at)
+    # Two receipts as the inbound processor keeps them in the same table: no address, no state_rank
+    # (one with a state_rank all the same: the key's prefix decides, not the attributes).
+    dynamodb = boto3.client("dynamodb", region_name=REGION)
+    for n, extra in enumerate(({}, {"state_rank": {"N": "4"}})):
+        dynamodb.put_item(
+            TableName=CONTACTS_TABLE,
+            Item={
+                "contact_key": {"S": f"inbound#{str(n) * 64}"},
+                "kind": {"S": "inbound"},
+                "receipt_state": {"S": "forwarded"},
+                **extra,
+            },
+        )
+    everyone = list(records.records(stops_only=False))
+    assert sorted(r["contact_key"] for r in everyone) == [
+        "address#ada@acme.example",
+        "address#gone@acme.example",
+    ]
+    (ada,) = [r for r in everyone if r["contact_key"] == "address#ada@acme.example"]
+    assert (ada["replied_campaigns"], ada["away_until"]) == (["autumn", "spring"], "2027-03-10")
+    assert [r["contact_key"] for r in records.records(stops_only=True)] == ["address#gone@acme.example"]
+    out = tmp_path / "ledger.csv"
+    report = as_json(run("contacts", "export", "--out", str(out), "--all", extra=["--json"]))
+    assert report["exported"] == 2
+    assert "inbound#" not in out.read_text(encoding="utf-8")
+    with out.open(newline="", encoding="utf-8") as handle:
+        (ada_row,) = [row for row in csv.DictReader(handle) if row["email"] == "ada@acme.example"]
+    assert (ada_row["replied_campaigns"], ada_row["away_until"]) == ("autumn spring", "2027-03-10")
+    stops = tmp_path / "stops.csv"
+    assert as_json(run("contacts", "export", "--out", str(stops), extra=["--json"]))["exported"] == 1
+
+
+def test_show_gives_the_campaigns_an_address_replied_in_and_until_when_it_is_away(
+    run: Run, resources: Resources
+) -> None:
+    at = datetime(2027, 3, 2, 10, 0, tzinfo=UTC)
+    assert contacts.record_reply("ada@acme.example", "spring", at=at)
+    assert contacts.record_away("ada@acme.example", date(2027, 3, 10), at=at)
+    assert records.FIELDS.index("replied_campaigns") < records.FIELDS.index("replied_at")
+    shown = run("contacts", "show", "ada@acme.example")
+    assert shown.exit_code == 0, shown.output
+    for text in ("replied_campaigns", "1: spring", "replied_at", "away_until", "2027-03-10"):
+        assert text in shown.stdout
+    report = as_json(run("contacts", "show", "ada@acme.example", extra=["--json"]))
+    assert report["record"]["replied_campaigns"] == ["spring"]

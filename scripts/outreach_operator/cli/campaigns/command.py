@@ -54,7 +54,8 @@ def schedule(
 @click.pass_context
 def status(ctx: click.Context, campaign_id: str) -> None:
     """Per step: planned, statuses, sent, what SES said (delivered, bounced, complained, unsubscribed),
-    and why emails failed or were cancelled (one Scan of the table, the counter shards)."""
+    what came back by mail (replied, auto replied, forwarded), and why emails failed or were cancelled
+    (one Scan of the table, the counter shards)."""
     campaign_status(session(ctx), campaign_id)
 
 

@@ -7,8 +7,9 @@ Task ids and schedule names derive from campaign, recipient and step, so running
 nothing twice; a task that already exists keeps the send time it was written with. Before anything is
 written (and in a dry run) the recipients the contact ledger stops are left out and listed with why
 (``stopped``), a campaign without its own ``unsubscribe`` gets the one-click link of each recipient
-and step (``default_unsubscribe``), and the plan is held against the account's SES sending quota
-(``quota``).
+and step (``default_unsubscribe``), a campaign with a ``reply_domain`` the reply address of each
+(``reply_addresses``, made with the same key), and the plan is held against the account's SES sending
+quota (``quota``). The report (and the dry run) shows the stop rules (``stop_rules_report``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from outreach.email_task import PlannedEmail
 from outreach.task_model import Kind
 from outreach_operator.campaigns.campaign_file import Campaign, CampaignFileError, SendWindow, load_campaign
 from outreach_operator.campaigns.planning import plan_campaign
+from outreach_operator.campaigns.reply_addresses import ReplyAddresses
 from outreach_operator.campaigns.ses_identity import identity_covers
+from outreach_operator.campaigns.stop_rules import stop_rules_report
 from outreach_operator.cli.campaigns.default_unsubscribe import one_click_links, unsubscribe_report
 from outreach_operator.cli.campaigns.quota import check_quota
 from outreach_operator.cli.campaigns.recipient_sources import from_csv, from_job
@@ -60,8 +63,9 @@ def schedule_campaign(
         s.targets.require("tasks_table", "--table")
         recipients, source = from_job(s, str(from_job_id))
     links = one_click_links(s, chosen, dry_run=dry_run)
+    replies = reply_addresses(s, chosen, dry_run=dry_run)
     stops = leave_out_stopped(s, recipients.valid, dry_run=dry_run)
-    plan = plan_campaign(chosen, stops.kept, first, links)
+    plan = plan_campaign(chosen, stops.kept, first, links, replies)
     rejected = [row.as_dict() for row in [*recipients.rejected, *plan.rejected]]
     report: dict[str, Any] = {
         "campaign_id": chosen.campaign_id,
@@ -74,6 +78,7 @@ def schedule_campaign(
         "stopped": stops.stopped,
         "stops": stops.report(),
         "unsubscribe": unsubscribe_report(chosen, links),
+        "stop_rules": {**stop_rules_report(chosen), **(replies.report() if replies else {})},
         "timezone": chosen.window.timezone,
         "plan": plan_by_day(plan.emails, chosen.window),
         "dry_run": dry_run,
@@ -116,6 +121,15 @@ def schedule_campaign(
             raise BadInput(str(exc)) from exc
         report.update(write_plan(s, plan, target))
     s.emit(report, lambda c: render_scheduled(c, report))
+
+
+def reply_addresses(s: Session, campaign: Campaign, *, dry_run: bool) -> ReplyAddresses | None:
+    """The reply addresses of a campaign with a ``reply_domain`` (made with the unsubscribe key,
+    ``unsubscribe_key_arn``; a dry run needs no key), else ``None``."""
+    if campaign.reply_domain is None:
+        return None
+    key = None if dry_run else s.targets.require("unsubscribe_key_arn", "--unsubscribe-key-arn")
+    return ReplyAddresses(campaign.reply_domain, key, campaign.campaign_id)
 
 
 def schedule_target(s: Session) -> ScheduleTarget:

@@ -1,5 +1,5 @@
 """How ``campaign schedule`` looks to a person: rejected rows, the recipients the contact ledger stops,
-the plan per day and step, the unsubscribe target, the quota."""
+the plan per day and step, the unsubscribe target, the stop rules, the quota."""
 
 from __future__ import annotations
 
@@ -44,6 +44,7 @@ def render_scheduled(console: Console, report: dict[str, Any], *, planned: bool 
     unsubscribe = report["unsubscribe"]
     if unsubscribe["default"]:
         console.print(f"unsubscribe: one-click links to {unsubscribe['url']}; tokens {unsubscribe['tokens']}")
+    render_stop_rules(console, report["stop_rules"])
     console.print(
         table(
             f"campaign {report['campaign_id']}: {report['emails']:,} emails to "
@@ -62,6 +63,24 @@ def render_scheduled(console: Console, report: dict[str, Any], *, planned: bool 
         f"{report['schedules_created']:,} created, {report['schedules_existing']:,} already there, "
         f"{report['not_pending']:,} tasks no longer pending"
     )
+
+
+def render_stop_rules(console: Console, rules: dict[str, Any]) -> None:
+    """The campaign's stop rules: what a reply and an out-of-office do, where replies go, the thread."""
+    others = "in every campaign" if rules["reply_stops_other_campaigns"] else "in this campaign only"
+    threaded = ", ".join(str(step) for step in rules["threaded_steps"]) or "none"
+    lines = [
+        f"stop rules: on reply {rules['on_reply']} ({others}); on out-of-office {rules['on_out_of_office']}; "
+        f"auto-replies {'forwarded' if rules['forward_auto_replies'] else 'not forwarded'}",
+        f"replies: Reply-To {rules['reply_to']}; received by the pipeline: {rules['received']}; "
+        f"owner {rules['owner']}; threaded steps: {threaded}",
+    ]
+    if "unsubscribe_mailto" in rules:
+        lines.append(f"unsubscribe by mail: {rules['unsubscribe_mailto']} (after the one-click link)")
+    if "macs" in rules:
+        lines.append(f"reply addresses: MACs {rules['macs']}")
+    for line in lines:
+        console.print(line, markup=False)
 
 
 def _render_quota(console: Console, quota: dict[str, Any]) -> None:

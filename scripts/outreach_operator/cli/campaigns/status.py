@@ -1,12 +1,14 @@
-"""``campaign status``: per step what was planned, sent and what SES said of it; why emails were not sent.
+"""``campaign status``: per step what was planned, sent, what SES said of it and what came back by mail;
+why emails were not sent.
 
 Two sources, each exact: the campaign's task rows (one consistent Scan: every email task with its
 status and failure reason) give per step the emails planned, their statuses (``sent`` is Finished) and
-the cancelled ones grouped by reason; the campaign's counter shards give the SES events per step
-(``task_store.email_event_counts``: delivered, bounced hard and soft, complained, unsubscribed,
-rejected, delayed, rendering failed), each counted once however often SES delivered the event (the
-task's mark and the counter move in one transaction). ``--json`` keeps every key it had and adds,
-per step, ``planned``, ``sent``, each event kind and ``cancelled_by_reason``, and ``events``.
+the cancelled ones grouped by reason; the campaign's counter shards give the events per step
+(``task_store.email_event_counts``): SES's (delivered, bounced hard and soft, complained,
+unsubscribed, rejected, delayed, rendering failed) and the inbound processor's (replied, auto replied,
+forwarded), each counted once per email however often it came (the task's mark and the counter move
+in one transaction). ``--json`` keeps every key it had and adds, per step, ``planned``, ``sent``, each
+event kind and ``cancelled_by_reason``, and ``events``.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from outreach_operator import task_queries
 from outreach_operator.cli.output import BadInput, Session, table
 
 EVENT_KINDS = tuple(event.value for event in task_store.EmailEvent)
-# The event columns the table shows (every kind is in --json).
+# The event columns the tables show (every kind is in --json): SES's, then the replies'.
 SHOWN_EVENTS = ("delivered", "bounced_hard", "bounced_soft", "complained", "unsubscribed")
+REPLY_EVENTS = ("replied", "auto_replied", "forwarded")
 
 
 def reason_group(reason: str | None) -> str:
@@ -71,14 +74,18 @@ def campaign_status(s: Session, campaign_id: str) -> None:
         rows = [[entry[c] for c in columns] for entry in data["steps"]]
         rows.append(["all (counters)", sum(counts.values()), *(counts[st] for st in statuses)])
         console.print(table(f"campaign {campaign_id}", columns, rows))
-        seen = ["step", "sent", *SHOWN_EVENTS]
-        console.print(
-            table(
-                "what SES said, per step (each event counted once)",
-                [c.replace("_", " ") for c in seen],
-                [[entry[c] for c in seen] for entry in data["steps"]],
+        for title, kinds in (
+            ("what SES said, per step (each event counted once)", SHOWN_EVENTS),
+            ("what came back by mail, per step (each email counted once)", REPLY_EVENTS),
+        ):
+            seen = ["step", "sent", *kinds]
+            console.print(
+                table(
+                    title,
+                    [c.replace("_", " ") for c in seen],
+                    [[entry[c] for c in seen] for entry in data["steps"]],
+                )
             )
-        )
         by_reason = [
             [entry["step"], reason, n]
             for entry in data["steps"]

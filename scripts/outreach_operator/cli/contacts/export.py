@@ -30,16 +30,28 @@ COLUMNS = (
     "campaign_id",
     "last_contacted_at",
     "last_campaign_id",
+    "replied_campaigns",
+    "replied_at",
+    "away_until",
     "updated_at",
     "contact_key",
 )
+
+
+def _cell_text(value: Any) -> str:
+    """A stored value as cell text: a set (``replied_campaigns``) as its sorted members, space-separated."""
+    if value is None:
+        return ""
+    if isinstance(value, set | frozenset | list | tuple):
+        return " ".join(sorted(str(item) for item in value))
+    return str(value)
 
 
 def export_row(record: dict[str, Any]) -> dict[str, str]:
     """A record as one CSV row, every cell one no spreadsheet evaluates."""
     key = str(record.get("contact_key", ""))
     kind, _, value = key.partition("#")
-    row = {name: "" if record.get(name) is None else str(record[name]) for name in COLUMNS}
+    row = {name: _cell_text(record.get(name)) for name in COLUMNS}
     row["email"] = value if kind == "address" else ""
     row["domain"] = value if kind == "domain" else ""
     return {name: text_cell(cell) for name, cell in row.items()}
