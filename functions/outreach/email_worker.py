@@ -50,14 +50,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from botocore.exceptions import (
-    ClientError,
-    ConnectTimeoutError,
-    EndpointConnectionError,
-    NoCredentialsError,
-    ParamValidationError,
-    ProxyConnectionError,
-)
+from botocore.exceptions import ClientError
 
 from outreach import clients, clock, config, contacts, errors, sdk_features, ses_tags, task_store
 from outreach.email_headers import thread_of, unsubscribe_headers
@@ -73,6 +66,7 @@ from outreach.errors import (
 from outreach.observability import MetricUnit, logger, metrics
 from outreach.personal_data import redact_addresses
 from outreach.reply_stop import check_not_replied
+from outreach.ses_send_errors import NOT_SENT_ERRORS, error_code
 from outreach.task_model import Kind, Status, Task
 
 if TYPE_CHECKING:
@@ -100,20 +94,6 @@ PERMANENT_SES_ERRORS = frozenset(
     {"MessageRejected", "MailFromDomainNotVerifiedException", "BadRequestException"}
 )
 
-# Failures raised before any byte of the request left this process: SES cannot have the email, so the
-# claim may be released. botocore raises EndpointConnectionError only for a connection that could not
-# be opened (DNS, refused), ConnectTimeoutError and ProxyConnectionError while connecting (botocore's
-# httpsession maps urllib3's NewConnectionError, ConnectTimeoutError and ProxyError to them); credentials
-# and parameter errors come before signing. A ClientError is SES's own answer, also proof it did not
-# send. Everything else, a ReadTimeoutError or ConnectionClosedError above all, may follow an accepted
-# request. https://docs.aws.amazon.com/boto3/latest/guide/error-handling.html
-NOT_SENT_ERRORS: tuple[type[Exception], ...] = (
-    EndpointConnectionError,
-    ConnectTimeoutError,
-    ProxyConnectionError,
-    NoCredentialsError,
-    ParamValidationError,
-)
 
 # How early an invocation may come: Scheduler fires at the at() time (never before), and the one-time
 # schedules are written at or after send_at; this covers clock differences between services.
@@ -153,10 +133,6 @@ def read_task_id(event: Any) -> str:
     return task_id
 
 
-def _error_code(error: ClientError) -> str:
-    return str(error.response.get("Error", {}).get("Code", ""))
-
-
 def _is_suppressed(address: str) -> str | None:
     """The reason (``BOUNCE`` or ``COMPLAINT``) ``address`` is on the account's suppression list, if it is.
 
@@ -165,7 +141,7 @@ def _is_suppressed(address: str) -> str | None:
     try:
         response = clients.sesv2().get_suppressed_destination(EmailAddress=address)
     except ClientError as exc:
-        if _error_code(exc) == "NotFoundException":
+        if error_code(exc) == "NotFoundException":
             return None
         raise
     return str(response["SuppressedDestination"]["Reason"])
@@ -280,7 +256,7 @@ def _send(task: Task, earlier: Sequence[Task] = ()) -> str:
     try:
         response = ses.send_email(**request)
     except ClientError as exc:
-        code = _error_code(exc)
+        code = error_code(exc)
         if code in PERMANENT_SES_ERRORS:
             raise PermanentEmailError(f"ses_rejected: {code}: {exc}") from exc
         raise

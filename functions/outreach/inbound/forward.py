@@ -36,19 +36,13 @@ from email.errors import HeaderParseError, MessageError
 from email.message import EmailMessage
 from email.policy import SMTP
 
-from botocore.exceptions import (
-    ClientError,
-    ConnectTimeoutError,
-    EndpointConnectionError,
-    NoCredentialsError,
-    ParamValidationError,
-    ProxyConnectionError,
-)
+from botocore.exceptions import ClientError
 
 from outreach import clients
 from outreach.email_task import check_header
 from outreach.errors import ForwardOutcomeUnknownError, UnforwardableMessageError, UnsafeEmailError
 from outreach.inbound.message import InboundMessage
+from outreach.ses_send_errors import NOT_SENT_ERRORS, error_code
 
 MARKS = ("reply", "auto-reply", "unmatched", "unparseable")
 # The original's fields a body needs to be read (RFC 2045 section 3, RFC 2183).
@@ -56,14 +50,6 @@ _BODY_FIELDS = re.compile(rb"(?:mime-version|content-[a-z0-9-]+)", re.IGNORECASE
 _FIELD_NAME = re.compile(rb"([\x21-\x39\x3b-\x7e]+)[ \t]*:")
 _MAX_LINE = 998
 _SUBJECT_CHARS = 998
-# Failures raised before any byte of the request left this process (the email worker's list).
-_NOT_SENT = (
-    EndpointConnectionError,
-    ConnectTimeoutError,
-    ProxyConnectionError,
-    NoCredentialsError,
-    ParamValidationError,
-)
 _HEADER_ERRORS = (HeaderParseError, MessageError, ValueError, TypeError, IndexError, UnsafeEmailError)
 
 
@@ -212,10 +198,10 @@ def send(data: bytes, *, sender: str, to: str) -> str:
             FromEmailAddress=sender, Destination={"ToAddresses": [to]}, Content={"Raw": {"Data": data}}
         )
     except ClientError as exc:
-        if str(exc.response.get("Error", {}).get("Code", "")) == "MessageRejected":
+        if error_code(exc) == "MessageRejected":
             raise UnforwardableMessageError("SES refused to send it (MessageRejected)") from exc
         raise
-    except _NOT_SENT:
+    except NOT_SENT_ERRORS:
         raise
     except Exception as exc:
         # outcome: the request may have reached SES; raised as ForwardOutcomeUnknownError, never resent
