@@ -2,6 +2,11 @@
 
 boto3 reads ``AWS_ENDPOINT_URL`` (and per-service variants) itself, so the same code talks to AWS in
 Lambda and to the embedded AWS locally.
+
+A client is made for the function's own Region (``AWS_REGION``), except where a resource lives in
+another: ``s3(region)`` for a bucket of another Region (the inbound bucket is in SES's receiving
+Region). Such a client is cached as ``<service>@<region>``, so every client still comes from
+``_client`` (the tests' operation recorder wraps it).
 """
 
 from __future__ import annotations
@@ -32,9 +37,11 @@ _clients: dict[str, Any] = {}
 
 
 def _client(service: str) -> Any:
+    """The client of ``service``, in the function's Region, or of ``<service>@<region>`` in that one."""
     if service not in _clients:
-        config = _CONFIG_BY_SERVICE.get(service, _CONFIG)
-        _clients[service] = boto3.client(service, config=config)  # type: ignore[call-overload]
+        name, _, region = service.partition("@")
+        config = _CONFIG_BY_SERVICE.get(name, _CONFIG)
+        _clients[service] = boto3.client(name, region_name=region or None, config=config)  # type: ignore[call-overload]
     return _clients[service]
 
 
@@ -46,8 +53,9 @@ def sqs() -> SQSClient:
     return cast("SQSClient", _client("sqs"))
 
 
-def s3() -> S3Client:
-    return cast("S3Client", _client("s3"))
+def s3(region: str | None = None) -> S3Client:
+    """S3 in the function's Region, or in ``region``, the bucket's, when it is another's."""
+    return cast("S3Client", _client("s3" if region is None else f"s3@{region}"))
 
 
 def scheduler() -> EventBridgeSchedulerClient:

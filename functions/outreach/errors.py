@@ -237,6 +237,11 @@ class ForwardInProgressError(Exception):
     recorded or its holder's lease has run out."""
 
 
+class ForwardDeferredError(Exception):
+    """Too little of the invocation is left to start a record or claim its forward: the record is a batch
+    item failure and comes back after its visibility timeout, to an invocation with time for it."""
+
+
 class UnforwardableMessageError(ValueError):
     """An inbound message that cannot be forwarded unchanged: a header field its body needs (the MIME
     fields) that is no safe header, or a message SES refused to send (``MessageRejected``: an attachment

@@ -21,6 +21,14 @@ S3 action with an SNS topic -> SQS). Per record, in order:
    ``forward_unknown`` (metric ``InboundForwardsUnknown``) and is never sent again: an email cannot be
    taken back. A message SES refuses to send is forwarded as a notice naming its S3 object.
 
+Lambda stops an invocation at its timeout wherever it is
+(https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html), and a claim its holder
+never settled can only become ``forward_unknown``: a reply nobody gets. So a forward is claimed only
+while ``FORWARD_SECONDS_NEEDED`` of the invocation are left (``context.get_remaining_time_in_millis``,
+https://docs.aws.amazon.com/lambda/latest/dg/python-context.html), and a record is started only with
+as much left; otherwise the record is a batch item failure (``ForwardDeferredError``) and its retry,
+in a fresh invocation, carries on where it stopped (the receipt says how far it got).
+
 Records are handled with Powertools' ``BatchProcessor``: a record that raises is reported in
 ``batchItemFailures`` and only it comes back (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html);
 after its receives it is in the queue's DLQ, whose alarm calls a person. An unreadable record
@@ -31,6 +39,7 @@ task and the campaign, never an address, a subject or a body.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +51,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from outreach import clock, config
 from outreach.email_schedules import ScheduleTarget
 from outreach.errors import (
+    ForwardDeferredError,
     ForwardInProgressError,
     ForwardOutcomeUnknownError,
     MalformedFieldError,
@@ -59,6 +69,9 @@ if TYPE_CHECKING:
 
 # A forward's claim outlives the invocation that took it by this much (clock differences).
 LEASE_MARGIN_SECONDS = 30
+# What a forward needs of the invocation: the receipt's writes and a SendEmail SES answers as it
+# normally does (well under a second). A send that outlasts it is as unknown as a read timeout.
+FORWARD_SECONDS_NEEDED = 15
 _LOG_KEYS = ["sqs_message_id", "ses_message_id", "task_id", "campaign_id", "inbound_kind"]
 _KIND_METRICS = {
     Kind.HUMAN_REPLY: "InboundHumanReplies",
@@ -78,6 +91,13 @@ class Run:
     s3: S3Client
     request_id: str
     lease_expires_at: int
+    seconds_left: Callable[[], float]
+
+    def require_time(self, what: str) -> None:
+        """``ForwardDeferredError`` when less than ``FORWARD_SECONDS_NEEDED`` of the invocation is left."""
+        left = self.seconds_left()
+        if left < FORWARD_SECONDS_NEEDED:
+            raise ForwardDeferredError(f"{left:.1f} s left of the invocation: {what} waits for a retry")
 
     @property
     def target(self) -> ScheduleTarget:
@@ -189,6 +209,7 @@ def forward_once(
         return
     if receipt.finished or receipt.state is not ReceiptState.ACTED:
         return
+    run.require_time("the forward")
     if not receipts.claim_forward(receipt, owner=owner, lease_expires_at=run.lease_expires_at):
         now = receipts.read_receipt(receipt.key)
         if now is not None and now.state is ReceiptState.FORWARDING:
@@ -227,6 +248,7 @@ def forward_once(
 def handle_record(record: SQSRecord, run: Run) -> None:
     logger.append_keys(sqs_message_id=record.message_id)
     try:
+        run.require_time("the record")
         try:
             received = notification.parse(record.body, bucket=run.settings.bucket)
         except MalformedFieldError as exc:
@@ -293,7 +315,13 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> PartialItem
     # record by record, like any other partial failure, rather than raised as a function error.
     settings = config.for_inbound_processor()
     lease = int(clock.now() + context.get_remaining_time_in_millis() / 1000) + LEASE_MARGIN_SECONDS
-    run = Run(settings, raw_object.client_for(settings.bucket_region), context.aws_request_id, lease)
+    run = Run(
+        settings,
+        raw_object.client_for(settings.bucket_region),
+        context.aws_request_id,
+        lease,
+        lambda: context.get_remaining_time_in_millis() / 1000,
+    )
     processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
     return process_partial_response(
         event=event,

@@ -6,16 +6,22 @@
 #
 # The records are few and small and written when something happens to an address, so the table bills
 # on demand and has no stream (nothing reacts to a change: the writer itself cancels the address's
-# open emails) and no TTL (an opt-out never expires). It is kept as long as the pipeline is:
-# point-in-time recovery, encryption at rest with KMS and deletion protection.
+# open emails). It is kept as long as the pipeline is: point-in-time recovery, encryption at rest
+# with KMS and deletion protection.
 # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/PointInTimeRecovery.html
 # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/EncryptionAtRest.html
+#
+# The same table keeps the inbound processor's receipts (`inbound#<sha256>`, no address), each with an
+# `expires_at` a year after its message: TTL deletes an item only when it carries that attribute as
+# a number of epoch seconds, and no contact record carries it, so an opt-out never expires.
+# https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html
 
 locals {
   # The partition key and the kinds of record it holds, as dynamodb:LeadingKeys patterns: the
   # functions' IAM statements name them (output key_patterns) so each reaches only the kinds it uses.
   # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html
-  hash_key = "contact_key"
+  hash_key      = "contact_key"
+  ttl_attribute = "expires_at"
   key_patterns = {
     address = "address#*"
     domain  = "domain#*"
@@ -32,6 +38,11 @@ resource "aws_dynamodb_table" "this" {
   attribute {
     name = local.hash_key
     type = "S"
+  }
+
+  ttl {
+    attribute_name = local.ttl_attribute
+    enabled        = true
   }
 
   point_in_time_recovery {

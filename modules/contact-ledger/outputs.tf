@@ -17,3 +17,8 @@ output "key_patterns" {
   description = "dynamodb:LeadingKeys patterns of the two kinds of record ({address = \"address#*\", domain = \"domain#*\"}), for the IAM conditions of the functions that read or write them."
   value       = local.key_patterns
 }
+
+output "ttl_attribute" {
+  description = "Attribute whose epoch-seconds value expires an item: only the inbound receipts carry it, never a contact record."
+  value       = local.ttl_attribute
+}

@@ -7,6 +7,8 @@
 #                                         `--> email DLQ (alarm)
 #   SES events --default bus, rule--> ses-events queue --> SES event consumer   (modules/email-feedback)
 #   one-click unsubscribe (function URL) --> contact ledger, ses-events queue
+#   replies --SES receiving (aws.receiving), S3, SNS--> inbound queue --> inbound processor
+#     --> ledger, follow-ups stopped or postponed, forwards             (modules/email-inbound, optional)
 #   contact ledger: read before every send, raised by the events and unsubscribes (modules/contact-ledger)
 #
 # The reconcilers (EventBridge Scheduler rate() schedules, every 5 and 30 minutes) and the email
@@ -221,6 +223,69 @@ module "email_feedback" {
   alarm_actions                        = local.alarm_actions
 }
 
+# Replies to the campaigns' reply addresses (var.inbound; null: none): SES receives them in the
+# receiving Region (aws.receiving), the processor runs here.
+module "email_inbound" {
+  source = "../email-inbound"
+  count  = var.inbound == null ? 0 : 1
+
+  providers = {
+    aws           = aws
+    aws.receiving = aws.receiving
+  }
+
+  name_prefix             = local.name_prefix
+  receiving_region        = var.inbound.receiving_region
+  reply_domain            = var.inbound.reply_domain
+  unmatched_forward_to    = var.inbound.unmatched_forward_to
+  unsubscribe_local_part  = var.inbound.unsubscribe_local_part
+  forward_from_local_part = var.inbound.forward_from_local_part
+  away_default_days       = var.inbound.away_default_days
+  max_message_bytes       = var.inbound.max_message_bytes
+  retention_days          = var.inbound.retention_days
+  rule_set_name           = var.inbound.rule_set_name
+  create_identity         = var.inbound.create_identity
+  soft_bounce_limit       = module.email_feedback.soft_bounce_limit
+  # Global names: the account and the receiving Region make it unique.
+  bucket_name                    = "${local.name_prefix}-inbound-${data.aws_caller_identity.current.account_id}-${var.inbound.receiving_region}"
+  force_destroy_bucket           = var.force_destroy_buckets
+  topic_key_deletion_window_days = var.inbound.topic_key_deletion_window_days
+  tasks_table = {
+    name                       = module.tasks_table.name
+    arn                        = module.tasks_table.arn
+    reply_handles_index_arn    = module.tasks_table.reply_handles_index_arn
+    recipient_emails_index_arn = module.tasks_table.recipient_emails_index_arn
+  }
+  contact_ledger = {
+    name         = module.contact_ledger.name
+    arn          = module.contact_ledger.arn
+    key_patterns = module.contact_ledger.key_patterns
+  }
+  reply_token_key_arn = module.email_feedback.unsubscribe_key_arn
+  email_schedules = {
+    group_name         = module.email.schedule_group_name
+    schedules_arn      = module.email.schedules_arn
+    worker_arn         = module.email.worker_function_arn
+    scheduler_role_arn = module.email.scheduler_role_arn
+    dlq_arn            = module.email.dlq_arn
+  }
+  handler      = local.handlers.inbound_processor
+  package_path = local.packages.inbound_processor
+
+  # The worker's asynchronous event age is modules/email's send_grace_seconds: the schedules a
+  # postponement writes keep to it as the worker's own do.
+  send_grace_seconds = module.email.worker_async_invocation.maximum_event_age_in_seconds
+
+  # Spelled as conditionals for checkov, which scans this module with inbound = null too (Terraform
+  # creates no instance then): its settings are then the module's defaults, which it checks.
+  queue                        = var.inbound == null ? {} : var.inbound.queue
+  processor                    = var.inbound == null ? {} : var.inbound.processor
+  mapping                      = var.inbound == null ? {} : var.inbound.mapping
+  powertools_metrics_namespace = local.metrics_namespace
+  log_retention_days           = var.log_retention_days
+  alarm_actions                = local.alarm_actions
+}
+
 module "dashboard" {
   source = "../dashboard"
 
@@ -234,6 +299,7 @@ module "dashboard" {
     module.email.dlq_name,
     module.email.reconciler_dlq_name,
     module.email_feedback.dlq_name,
+    one(module.email_inbound[*].dlq_name),
   ])
   function_names = compact([
     module.stream_dispatch.dispatcher_function_name,
@@ -243,6 +309,7 @@ module "dashboard" {
     module.email.reconciler_function_name,
     module.email_feedback.consumer_function_name,
     module.email_feedback.unsubscribe_function_name,
+    one(module.email_inbound[*].processor_function_name),
   ])
   scraper = {
     function_name       = module.scrape_pipeline.scraper_function_name

@@ -70,7 +70,7 @@ output "dashboard_name" {
 
 output "alarm_arns" {
   description = "Every alarm of the environment."
-  value       = concat(module.scrape_pipeline.alarm_arns, module.stream_dispatch.alarm_arns, module.email.alarm_arns, module.email_feedback.alarm_arns)
+  value       = concat(module.scrape_pipeline.alarm_arns, module.stream_dispatch.alarm_arns, module.email.alarm_arns, module.email_feedback.alarm_arns, flatten(module.email_inbound[*].alarm_arns))
 }
 
 output "scraper_settings" {
@@ -251,8 +251,83 @@ output "unsubscribe_settings" {
   value       = module.email_feedback.unsubscribe_settings
 }
 
+output "inbound_receiving_region" {
+  description = "The Region SES receives replies in (null without inbound)."
+  value       = one(module.email_inbound[*].receiving_region)
+}
+
+output "inbound_reply_domain" {
+  description = "The domain of the reply addresses, reply+<token>@<domain> (null without inbound)."
+  value       = one(module.email_inbound[*].reply_domain)
+}
+
+output "inbound_mx_record" {
+  description = "The MX record to publish for the reply domain, 10 inbound-smtp.<receiving Region>.amazonaws.com (null without inbound)."
+  value       = one(module.email_inbound[*].mx_record)
+}
+
+output "inbound_dkim_records" {
+  description = "The reply domain identity's Easy DKIM records in the receiving Region (null without inbound or when the identity is not created here)."
+  value       = one(module.email_inbound[*].identity_dkim_records)
+}
+
+output "inbound_unsubscribe_address" {
+  description = "The unsubscribe mailbox on the reply domain, List-Unsubscribe's mailto: (null without inbound)."
+  value       = one(module.email_inbound[*].unsubscribe_address)
+}
+
+output "inbound_forward_from" {
+  description = "The address forwards are sent from (null without inbound)."
+  value       = one(module.email_inbound[*].forward_from)
+}
+
+output "inbound_rule_set_name" {
+  description = "The receipt rule set the replies' rule is in (null without inbound)."
+  value       = one(module.email_inbound[*].rule_set_name)
+}
+
+output "inbound_rule_name" {
+  description = "The receipt rule of the reply domain (null without inbound)."
+  value       = one(module.email_inbound[*].rule_name)
+}
+
+output "inbound_bucket" {
+  description = "The bucket every received message is kept in, inbound/<SES message id>, in the receiving Region (null without inbound)."
+  value       = one(module.email_inbound[*].bucket)
+}
+
+output "inbound_topic_arn" {
+  description = "The topic SES announces each received message on (null without inbound)."
+  value       = one(module.email_inbound[*].topic_arn)
+}
+
+output "inbound_queue_url" {
+  description = "The inbound queue the processor reads (null without inbound)."
+  value       = one(module.email_inbound[*].queue_url)
+}
+
+output "inbound_dlq_url" {
+  description = "The inbound DLQ: notifications the processor failed (null without inbound)."
+  value       = one(module.email_inbound[*].dlq_url)
+}
+
+output "inbound_processor_function_name" {
+  description = "The inbound processor's function name (null without inbound)."
+  value       = one(module.email_inbound[*].processor_function_name)
+}
+
+output "inbound_processor_settings" {
+  description = "The inbound processor's deployed settings (null without inbound)."
+  value       = one(module.email_inbound[*].processor_settings)
+}
+
+output "inbound_processor_policy_json" {
+  description = "The inbound processor role's inline policy (null without inbound)."
+  value       = one(module.email_inbound[*].processor_policy_json)
+}
+
 output "root_outputs" {
-  description = "What an environment root shows under its own top-level names besides this module (its `pipeline` output): the alarm topic, what the email stage is scheduled and verified through, and what the contact ledger, the SES events and the unsubscribe endpoint are reached by. scripts/outreach_dev/terraform_outputs.py lifts each non-null one to the root's top level."
+  description = "What an environment root shows under its own top-level names besides this module (its `pipeline` output): the alarm topic, what the email stage is scheduled and verified through, what the contact ledger, the SES events and the unsubscribe endpoint are reached by, and the replies' (null without inbound). scripts/outreach_dev/terraform_outputs.py lifts each non-null one to the root's top level."
   value = {
     alarm_topic_arn          = var.alarm_topic_arn
     email_sender_identity    = module.email.sender_identity
@@ -271,5 +346,16 @@ output "root_outputs" {
     ses_events_dlq_url               = module.email_feedback.dlq_url
     ses_event_consumer_function_name = module.email_feedback.consumer_function_name
     unsubscribe_function_name        = module.email_feedback.unsubscribe_function_name
+
+    # Replies (null without inbound).
+    inbound_reply_domain            = one(module.email_inbound[*].reply_domain)
+    inbound_receiving_region        = one(module.email_inbound[*].receiving_region)
+    inbound_mx_record               = one(module.email_inbound[*].mx_record)
+    inbound_dkim_records            = one(module.email_inbound[*].identity_dkim_records)
+    inbound_unsubscribe_address     = one(module.email_inbound[*].unsubscribe_address)
+    inbound_bucket                  = one(module.email_inbound[*].bucket)
+    inbound_queue_url               = one(module.email_inbound[*].queue_url)
+    inbound_dlq_url                 = one(module.email_inbound[*].dlq_url)
+    inbound_processor_function_name = one(module.email_inbound[*].processor_function_name)
   }
 }

@@ -219,3 +219,45 @@ variable "email_feedback" {
   default  = {}
   nullable = false
 }
+
+variable "inbound" {
+  description = <<-EOT
+    Replies to campaign mail (see modules/email-inbound); null: no inbound resources. The Region SES
+    receives in (receiving_region, the aws.receiving provider's), the reply domain and the mailbox
+    unmatched mail goes to are required; every other setting left out (null) takes that module's
+    default, which it also validates: unsubscribe_local_part, forward_from_local_part,
+    away_default_days, max_message_bytes, retention_days, rule_set_name (null: the module's own,
+    active), create_identity, topic_key_deletion_window_days, queue, processor, mapping.
+  EOT
+  type = object({
+    receiving_region               = string
+    reply_domain                   = string
+    unmatched_forward_to           = string
+    unsubscribe_local_part         = optional(string)
+    forward_from_local_part        = optional(string)
+    away_default_days              = optional(number)
+    max_message_bytes              = optional(number)
+    retention_days                 = optional(number)
+    rule_set_name                  = optional(string)
+    create_identity                = optional(bool)
+    topic_key_deletion_window_days = optional(number)
+    queue = optional(object({
+      visibility_timeout_seconds    = optional(number)
+      message_retention_seconds     = optional(number)
+      max_receive_count             = optional(number)
+      dlq_message_retention_seconds = optional(number)
+    }), {})
+    processor = optional(object({
+      timeout_seconds      = optional(number)
+      memory_mb            = optional(number)
+      reserved_concurrency = optional(number)
+      log_level            = optional(string)
+    }), {})
+    mapping = optional(object({
+      batch_size                         = optional(number)
+      maximum_batching_window_in_seconds = optional(number)
+      maximum_concurrency                = optional(number)
+    }), {})
+  })
+  default = null
+}

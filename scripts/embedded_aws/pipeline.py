@@ -4,6 +4,12 @@
 to it (a throwaway copy, through ``terraform_cli``), starts the pollers (``LocalCloud``) and the web
 farm, and tears every process down on exit. ``make local`` and the end-to-end scenarios in
 ``tests/e2e`` both run on it, and both wait for a job with ``LocalPipeline.wait_terminal``.
+
+With ``reply_domain`` the root receives replies (modules/email-inbound: its ``inbound_reply_domain``
+and ``inbound_unmatched_forward_to``). ``LocalPipeline.receive_mail`` then plays the sender's mail
+system: SES receives the message and runs the active receipt rule set (``ses_receiving``: the S3
+action, its SNS notification, which moto delivers to the inbound queue, whose mapping the pollers
+run), and ``LocalPipeline.forwards`` reads back what the inbound processor forwarded.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from embedded_aws.clock import VirtualClock
 from embedded_aws.cloud import LocalCloud
 from embedded_aws.runtime import FunctionRuntime
 from embedded_aws.server import DEFAULT_PORT, embedded_aws, free_port
+from embedded_aws.ses_receiving import ReceivedEmail, receive_email
+from embedded_aws.ses_v2 import SentEmail, sent_emails
 from embedded_aws.webfarm import WebFarm
 from outreach.task_model import Kind, Status
 from outreach_dev import terraform_cli
@@ -32,6 +40,10 @@ from outreach_operator.errors import FollowTimeoutError
 LOCAL_ROOT = terraform_cli.ENVIRONMENTS_DIR / "local"
 TERMINAL = tuple(status.value for status in Status.terminal())
 STATUSES = tuple(status.value for status in Status)
+# The reply domain and unmatched mailbox ``make local`` and the e2e scenarios apply (a .test domain:
+# nothing here is ever delivered anywhere).
+LOCAL_REPLY_DOMAIN = "reply.outreach.test"
+LOCAL_UNMATCHED_MAILBOX = "unmatched@outreach.test"
 
 
 @dataclass
@@ -67,8 +79,11 @@ class LocalPipeline:
         return self.loopback_url(self.cloud.function_urls.function_url(function_name))
 
     def handler_environment(self) -> dict[str, str]:
-        """Environment under which this process may call the task store against the emulator."""
+        """Environment under which this process may call the task store (and the contact ledger)
+        against the emulator."""
+        ledger = self.outputs.get("contacts_table_name") or self.pipeline.get("contacts_table_name")
         return {
+            **({"CONTACTS_TABLE": str(ledger)} if ledger else {}),
             "AWS_ENDPOINT_URL": self.endpoint,
             "AWS_ACCESS_KEY_ID": "testing",
             "AWS_SECRET_ACCESS_KEY": "testing",
@@ -196,6 +211,37 @@ class LocalPipeline:
                 totals[action] = totals.get(action, 0) + int(count)
         return totals
 
+    @property
+    def receiving_region(self) -> str:
+        """The Region SES receives the replies in (the pipeline's own when it names none)."""
+        return str(self.pipeline.get("inbound_receiving_region") or self.region)
+
+    def receive_mail(self, raw: bytes, *, recipients: list[str], sender: str | None = None) -> ReceivedEmail:
+        """SES receives ``raw`` (a whole MIME message) for the envelope ``recipients`` in the receiving
+        Region and runs the active receipt rule set's actions (``ses_receiving.receive_email``, on this
+        stack's clock, journalled as ``ses.received``); ``sender`` is the envelope MAIL FROM (default:
+        the message's Return-Path, else its From). What the rules did is returned; the processor runs
+        later, from the inbound queue."""
+        return receive_email(
+            self.endpoint,
+            self.receiving_region,
+            raw,
+            recipients=recipients,
+            sender=sender,
+            invoker=self.cloud.invoker,
+            runtime=self.runtime,
+            clock=self.clock,
+            journal=self.journal,
+        )
+
+    def forwards(self) -> list[SentEmail]:
+        """What the inbound processor forwarded, in the order SES accepted it: the Raw emails sent from
+        its forwarder address (``raw`` holds each message's bytes as sent)."""
+        sender = str(self.pipeline.get("inbound_forward_from") or "").lower()
+        if not sender:
+            return []
+        return [e for e in sent_emails(self.region) if e.raw is not None and e.sender.lower() == sender]
+
     def objects(self, bucket: str | None, prefix: str = "") -> list[str]:
         if not bucket:
             return []
@@ -217,8 +263,11 @@ def local_pipeline(
     extra_variables: Mapping[str, str] | None = None,
     farm_options: Mapping[str, Any] | None = None,
     extra_env: Mapping[str, str] | None = None,
+    reply_domain: str | None = None,
+    unmatched_forward_to: str = LOCAL_UNMATCHED_MAILBOX,
 ) -> Iterator[LocalPipeline]:
-    """Bring the whole pipeline up on loopback; tear every process down on exit."""
+    """Bring the whole pipeline up on loopback; tear every process down on exit. With
+    ``reply_domain`` it receives replies there (unmatched ones forwarded to ``unmatched_forward_to``)."""
     clock = VirtualClock(scale)
     workdir = Path(tempfile.mkdtemp(prefix="outreach-local-"))
     journal = Journal()
@@ -232,6 +281,9 @@ def local_pipeline(
             }
             if package_dir is not None:
                 variables["package_dir"] = str(package_dir.resolve())
+            if reply_domain is not None:
+                variables["inbound_reply_domain"] = reply_domain
+                variables["inbound_unmatched_forward_to"] = unmatched_forward_to
             variables.update(extra_variables or {})
             root = terraform_cli.copy_configuration(LOCAL_ROOT, workdir / "config")
             if package_dir is None:
@@ -268,4 +320,14 @@ def local_pipeline(
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-__all__ = ["STATUSES", "TERMINAL", "FollowTimeoutError", "JobProgress", "LocalPipeline", "local_pipeline"]
+__all__ = [
+    "LOCAL_REPLY_DOMAIN",
+    "LOCAL_UNMATCHED_MAILBOX",
+    "STATUSES",
+    "TERMINAL",
+    "FollowTimeoutError",
+    "JobProgress",
+    "LocalPipeline",
+    "ReceivedEmail",
+    "local_pipeline",
+]

@@ -15,7 +15,11 @@ worker and Terraform rely on:
   (https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_CreateConfigurationSetEventDestination.html:
   NotFoundException for an unknown configuration set, AlreadyExistsException for a taken name).
 - SendEmail drops the custom headers (List-Unsubscribe), the reply-to addresses and the
-  configuration set name, so nothing can check them afterwards.
+  configuration set name, so nothing can check them afterwards; of a ``Raw`` message it keeps only
+  text decoded from it. The record keeps a Raw message's bytes as sent: ``Content.Raw.Data`` is the
+  whole MIME message, "Base64-encoded binary data object" on the wire
+  (https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_RawMessage.html), so what a forward
+  carries can be compared byte for byte.
 - GetConfigurationSet nests the stored SendingOptions in itself
   (``{"SendingEnabled": {"SendingEnabled": true}}``), which the AWS provider cannot decode; AWS
   answers ``{"SendingEnabled": true}``, true when it was never set
@@ -30,10 +34,13 @@ the embedded server). Each accepted SendEmail then has its events published
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 from dataclasses import dataclass, field
 from datetime import UTC
+from email.parser import BytesParser
+from email.policy import default
 from typing import Any
 
 _PATCHED = "__outreach_ses_v2__"
@@ -56,6 +63,7 @@ class SentEmail:
     reply_to: tuple[str, ...]
     configuration_set: str | None
     tags: dict[str, str] = field(default_factory=dict)  # the EmailTags, name to value
+    raw: bytes | None = None  # a Raw message's bytes as sent (its subject is the message's Subject)
 
 
 def _state(backend: Any) -> dict[str, Any]:
@@ -117,9 +125,20 @@ def _configuration_set_exists(response: Any, name: str) -> None:
         raise _not_found(f"Configuration set <{name}> does not exist.")
 
 
+def _raw(request: dict[str, Any]) -> tuple[bytes | None, str]:
+    """A Raw message's bytes (base64 in the request, API_RawMessage) and its decoded Subject."""
+    data = request.get("Content", {}).get("Raw", {}).get("Data")
+    if data is None:
+        return None, ""
+    raw = base64.b64decode(data)
+    subject = BytesParser(policy=default).parsebytes(raw, headersonly=True).get("Subject", "")
+    return raw, str(subject)
+
+
 def _recorded(request: dict[str, Any], message_id: str) -> SentEmail:
     simple = request.get("Content", {}).get("Simple", {})
     body = simple.get("Body", {})
+    raw, raw_subject = _raw(request)
     from moto.core import utils
 
     return SentEmail(
@@ -127,13 +146,14 @@ def _recorded(request: dict[str, Any], message_id: str) -> SentEmail:
         sent_at=utils.utcnow().replace(tzinfo=UTC).timestamp(),
         sender=str(request.get("FromEmailAddress", "")),
         to=tuple(request.get("Destination", {}).get("ToAddresses", [])),
-        subject=str(simple.get("Subject", {}).get("Data", "")),
+        subject=str(simple.get("Subject", {}).get("Data", "")) or raw_subject,
         text=str(body.get("Text", {}).get("Data", "")),
         html=str(body.get("Html", {}).get("Data", "")),
         headers={str(h["Name"]): str(h["Value"]) for h in simple.get("Headers", [])},
         reply_to=tuple(request.get("ReplyToAddresses", [])),
         configuration_set=request.get("ConfigurationSetName"),
         tags={str(t["Name"]): str(t["Value"]) for t in request.get("EmailTags", [])},
+        raw=raw,
     )
 
 

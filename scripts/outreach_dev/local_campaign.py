@@ -5,9 +5,12 @@ follow-up a day later) to the first address of every scraped site, one of them p
 suppression list first; each email links the one-click unsubscribe endpoint. The virtual clock then
 jumps to each next send time; the applied Scheduler schedules fire the email worker, which sends
 through the embedded SES. Between the steps the campaign listens (``local_listening``): a hard bounce,
-a one-click unsubscribe and a link scanner's GET. The report counts the emails sent per step (the
-campaign's Finished tasks, and what SES accepted), the suppressed ones and the failed ones by reason,
-the tasks still open, and what the listening did.
+a one-click unsubscribe and a link scanner's GET; and, when the root receives replies (its reply
+domain), the campaign sets ``reply_domain`` and a few recipients answer by mail (``local_replies``):
+replies, one through a client that dropped the token, and an out-of-office. The report counts the
+emails sent per step (the campaign's Finished tasks, and what SES accepted for the campaign), the
+suppressed ones and the failed ones by reason, the tasks still open, what the listening did and what
+the replies did.
 """
 
 from __future__ import annotations
@@ -17,14 +20,16 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
+
+from botocore.exceptions import ConnectTimeoutError, ReadTimeoutError
 
 from embedded_aws.pipeline import LocalPipeline
-from embedded_aws.ses_v2 import sent_emails
 from outreach.task_model import Status
-from outreach_dev import local_listening
+from outreach_dev import local_listening, local_replies
 
 Command = Callable[..., tuple[int, str]]
 
@@ -37,11 +42,12 @@ _WINDOW = {
 }
 
 
-def campaign_file(campaign_id: str, identity: str) -> dict[str, Any]:
-    """A two-step campaign sent from an address of the SES identity applied to the local root."""
+def campaign_file(campaign_id: str, identity: str, reply_domain: str | None = None) -> dict[str, Any]:
+    """A two-step campaign sent from an address of the SES identity applied to the local root; with
+    ``reply_domain``, replies come back to the pipeline and are forwarded to ``reply_to``."""
     domain = identity.rsplit("@", 1)[-1]
     sender = identity if "@" in identity else f"outreach@{domain}"
-    return {
+    campaign: dict[str, Any] = {
         "campaign_id": campaign_id,
         "sender": f"Local Outreach <{sender}>",
         "reply_to": f"replies@{domain}",
@@ -52,6 +58,9 @@ def campaign_file(campaign_id: str, identity: str) -> dict[str, Any]:
             {"after_days": 1, "subject": "Re: A question for {{ company }}", "text": "Any news?\n"},
         ],
     }
+    if reply_domain:
+        campaign["reply_domain"] = reply_domain
+    return campaign
 
 
 def email_flags(stack: LocalPipeline) -> list[str]:
@@ -96,7 +105,11 @@ def send_all(stack: LocalPipeline, campaign_id: str, *, timeout: float, last_ste
     ``last_step``, if given) is open."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        due = _open_send_times(stack, campaign_id, last_step)
+        try:
+            due = _open_send_times(stack, campaign_id, last_step)
+        except (ReadTimeoutError, ConnectTimeoutError):  # outcome: a busy emulator; read again next turn
+            time.sleep(1.0)
+            continue
         if not due:
             return
         if due[0] > stack.clock.now():
@@ -116,15 +129,19 @@ def run_campaign(stack: LocalPipeline, command: Command, job_id: str, *, timeout
     # email on a busy machine can outlast the send grace period on the fast clock); then the clock
     # jumps to a minute before the start.
     start = datetime.fromtimestamp(stack.clock.now() + PLANNING_ALLOWANCE_SECONDS, UTC)
+    reply_domain = stack.pipeline.get("inbound_reply_domain")
+    zone = ZoneInfo(str(_WINDOW["timezone"]))
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "campaign.json"
-        path.write_text(json.dumps(campaign_file(campaign_id, str(stack.outputs["email_sender_identity"]))))
+        identity = str(stack.outputs["email_sender_identity"])
+        path.write_text(json.dumps(campaign_file(campaign_id, identity, reply_domain)))
         args = ["campaign", "schedule", "--campaign", str(path), "--from-job", job_id, "--skip-invalid"]
         recipients = _recipients(stack, job_id)
         first_recipient = recipients[0] if recipients else ""
         if first_recipient:
             suppress(stack, first_recipient)
         listeners = local_listening.Listeners.of(recipients)
+        repliers: local_replies.Repliers | None = None
         with local_listening.bouncing(listeners):
             code, out = command(stack, "--json", *email_flags(stack), *args, "--start", start.isoformat())
             if code != 0:
@@ -135,17 +152,27 @@ def run_campaign(stack: LocalPipeline, command: Command, job_id: str, *, timeout
             stack.clock.advance(start.timestamp() - 60 - stack.clock.now())
             send_all(stack, campaign_id, timeout=timeout, last_step=1)
             answers: dict[str, int] = {}
+            back_on: date | None = None
             if listeners is not None:
                 local_listening.wait_bounced(stack, listeners, timeout=timeout)
                 answers = local_listening.click(stack, campaign_id, listeners)
+            if reply_domain:
+                # After the suppressed recipient and the listeners.
+                repliers = local_replies.Repliers.of(stack, campaign_id, recipients[4:])
+            if repliers is not None:
+                back_on = local_replies.answer(stack, campaign_id, repliers, zone)
+                local_replies.wait_answered(stack, campaign_id, repliers, back_on, timeout=timeout)
             send_all(stack, campaign_id, timeout=timeout)
     code, out = command(stack, "--json", "campaign", "status", campaign_id)
     if code != 0:
         raise RuntimeError(f"outreach campaign status exited {code}: {out}")
     status = json.loads(out)
-    report = campaign_report(scheduled, status, len(sent_emails(stack.region)), first_recipient)
+    accepted = len(local_listening.campaign_emails(stack, campaign_id))
+    report = campaign_report(scheduled, status, accepted, first_recipient)
     if listeners is not None:
         report["listening"] = local_listening.listening_report(stack, campaign_id, listeners, answers, status)
+    if repliers is not None and back_on is not None:
+        report["replies"] = local_replies.replies_report(stack, campaign_id, repliers, back_on, status, zone)
     return report
 
 
@@ -199,4 +226,5 @@ def report_lines(report: Mapping[str, Any]) -> list[str]:
         f"  not sent       {report['not_sent_by_reason'] or 'none'}",
         f"  still open     {report['still_open']}",
         *(local_listening.report_lines(report["listening"]) if "listening" in report else []),
+        *(local_replies.report_lines(report["replies"]) if "replies" in report else []),
     ]

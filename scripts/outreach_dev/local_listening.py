@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import contextlib
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from embedded_aws.one_click_requests import request_as_a_provider
 from embedded_aws.pipeline import LocalPipeline
 from embedded_aws.ses_outcomes import ses_outcomes
 from embedded_aws.ses_v2 import SentEmail, sent_emails
@@ -56,18 +55,10 @@ def campaign_emails(stack: LocalPipeline, campaign_id: str) -> list[SentEmail]:
     return [e for e in sent_emails(stack.region) if e.tags.get("outreach-campaign") == tag]
 
 
-def _request(url: str, method: str, body: bytes | None) -> int:
-    headers = {"Content-Type": "application/x-www-form-urlencoded"} if body is not None else {}
-    request = urllib.request.Request(url, data=body, method=method, headers=headers)
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            return int(response.status)
-    except urllib.error.HTTPError as exc:
-        return int(exc.code)
-
-
 def _link(email: SentEmail) -> str:
-    return email.headers.get("List-Unsubscribe", "").strip("<>")
+    """The one-click https URI of List-Unsubscribe (beside it, with a reply domain, a ``mailto:``)."""
+    targets = [t.strip().strip("<>") for t in email.headers.get("List-Unsubscribe", "").split(",")]
+    return next((t for t in targets if t.startswith("https://")), "")
 
 
 def click(stack: LocalPipeline, campaign_id: str, listeners: Listeners) -> dict[str, int]:
@@ -82,7 +73,9 @@ def click(stack: LocalPipeline, campaign_id: str, listeners: Listeners) -> dict[
         if email is None or not _link(email).startswith("https://"):
             answers[method] = 0
             continue
-        answers[method] = _request(stack.loopback_url(_link(email)), method, body)
+        answer = request_as_a_provider(stack.loopback_url(_link(email)), method=method, body=body)
+        answers[method] = answer.status
+        answers[f"{method} retried"] = answer.retries
     return answers
 
 
@@ -147,7 +140,11 @@ def _epoch(iso: str) -> float:
 
 
 def report_lines(report: Mapping[str, Any]) -> list[str]:
-    lines = [f"listening (POST {report['answers'].get('POST')}, GET {report['answers'].get('GET')}):"]
+    answers = report["answers"]
+    lines = [
+        f"listening (POST {answers.get('POST')} after {answers.get('POST retried', 0)} 5xx, "
+        f"GET {answers.get('GET')} after {answers.get('GET retried', 0)} 5xx):"
+    ]
     for role, person in report["people"].items():
         lines.append(
             f"  {role:<22} ledger {person['state']:<13} emails {person['emails']}, "

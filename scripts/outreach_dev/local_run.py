@@ -5,8 +5,9 @@
 2. creates a job of ``--sites`` farm sites with ``outreach job create`` and follows it with the same
    progress display ``outreach job status --watch`` shows an operator;
 3. ends with ``outreach job status --json``, checks its numbers against the table, prints a report;
-4. sends a two-step campaign to the addresses the job found (``local_campaign``) and reports it;
-   exits 0 only if every task is terminal, nothing was lost and each sent email task gave one email.
+4. sends a two-step campaign to the addresses the job found (``local_campaign``), with replies
+   received at ``LOCAL_REPLY_DOMAIN`` (``local_replies``), and reports it; exits 0 only if every task
+   is terminal, nothing was lost and each sent email task gave one email.
 """
 
 from __future__ import annotations
@@ -26,7 +27,14 @@ from typing import Any
 
 from rich.console import Console
 
-from embedded_aws.pipeline import STATUSES, TERMINAL, FollowTimeoutError, LocalPipeline, local_pipeline
+from embedded_aws.pipeline import (
+    LOCAL_REPLY_DOMAIN,
+    STATUSES,
+    TERMINAL,
+    FollowTimeoutError,
+    LocalPipeline,
+    local_pipeline,
+)
 from embedded_aws.server import DEFAULT_PORT
 from outreach_dev.local_campaign import report_lines as campaign_report_lines
 from outreach_dev.local_campaign import run_campaign
@@ -225,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
             dispatch_mode=args.dispatch_mode,
             local_workers=args.workers,
             farm_options={"persistent_hangs": args.persistent_hangs},
+            reply_domain=LOCAL_REPLY_DOMAIN,
         ) as stack:
             print(
                 f"applied in {time.monotonic() - started:.0f} s; web farm on 127.0.0.1:{stack.farm.port} "

@@ -24,17 +24,21 @@ from python_terraform import IsFlagged
 
 from embedded_aws.server import embedded_aws
 from outreach_dev import packaging, terraform_cli, terraform_outputs
+from outreach_dev.terraform_cli_aliases import provider_aliases
 
 OVERRIDE_FILE = "preflight_override.tf"
 PLAN_FILE = "preflight.tfplan"
 
 # Local state, fake credentials and no account pin: the plan runs against the scratch emulator only.
-_OVERRIDE = """\
+# The provider settings go to the default configuration and to each aliased one the root defines
+# (``provider "aws" { alias = "receiving" }``, receiving.tf): an override merges only into a block of
+# the same alias, and Terraform refuses one for an alias the root lacks (outreach_dev.terraform_cli_aliases).
+_OVERRIDE_BACKEND = """\
 terraform {
   backend "local" {}
 }
-
-provider "aws" {
+"""
+_OVERRIDE_PROVIDER_SETTINGS = """\
   access_key                  = "test"
   secret_key                  = "test"
   skip_credentials_validation = true
@@ -43,8 +47,16 @@ provider "aws" {
   skip_region_validation      = true
   s3_use_path_style           = true
   allowed_account_ids         = null
-}
 """
+
+
+def override(root: Path) -> str:
+    """The override file for ``root``: a local backend, and the scratch settings in its default AWS
+    provider and in each aliased one it defines."""
+    aliased = [f"  alias = {json.dumps(alias)}\n" for alias in provider_aliases(root, "aws")]
+    providers = [f'provider "aws" {{\n{alias}{_OVERRIDE_PROVIDER_SETTINGS}}}\n' for alias in ["", *aliased]]
+    return "\n".join([_OVERRIDE_BACKEND, *providers])
+
 
 # Variables (or outputs) by which a root names what it deploys to.
 ALLOWED_ACCOUNTS_VARIABLE = "allowed_account_ids"
@@ -193,7 +205,7 @@ def read_root_plan(env: str) -> RootPlan:
     with tempfile.TemporaryDirectory(prefix="outreach-preflight-") as scratch:
         work = Path(scratch)
         copy = terraform_cli.copy_configuration(root, work / "config")
-        (copy / OVERRIDE_FILE).write_text(_OVERRIDE)
+        (copy / OVERRIDE_FILE).write_text(override(copy))
         variables = {"package_dir": str(_placeholder_packages(work / "packages"))}
         with embedded_aws() as endpoint:
             if _declares(copy, ENDPOINT_VARIABLE):

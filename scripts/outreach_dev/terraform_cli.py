@@ -6,6 +6,10 @@
     python -m outreach_dev.terraform_cli plan --env dev  # init with backend.hcl, plan to tfplan
     python -m outreach_dev.terraform_cli apply --env dev # apply that saved plan
 
+A module that takes provider configurations from its caller (``configuration_aliases``) is not
+validated by itself, only as part of the roots that call it (``validated_standalone``); it is still
+formatted and tested.
+
 ``terraform init`` installs providers from the filesystem mirror named by TF_PLUGIN_DIR when it is
 set (for example /opt/tf-plugins), and from the registry otherwise.
 """
@@ -27,6 +31,7 @@ from python_terraform import IsFlagged, Terraform
 
 from outreach_dev import terraform_outputs
 from outreach_dev.env_vars import overridden
+from outreach_dev.terraform_cli_aliases import configuration_aliases
 
 REPO = Path(__file__).resolve().parents[2]
 MODULES_DIR = REPO / "modules"
@@ -46,6 +51,7 @@ class Result:
     seconds: float
     stdout: str
     stderr: str = ""
+    note: str = ""
 
     @property
     def output(self) -> str:
@@ -71,9 +77,31 @@ def environments() -> list[Path]:
     return sorted(p.parent for p in ENVIRONMENTS_DIR.glob("*/versions.tf"))
 
 
+def has_tests(directory: Path) -> bool:
+    return any((directory / "tests").glob("*.tftest.hcl"))
+
+
 def tested_configurations() -> list[Path]:
     """Modules and roots that carry ``tests/*.tftest.hcl``."""
-    return [d for d in (*modules(), *environments()) if any((d / "tests").glob("*.tftest.hcl"))]
+    return [d for d in (*modules(), *environments()) if has_tests(d)]
+
+
+def validated_standalone(directory: Path) -> bool:
+    """Whether ``terraform validate`` runs in ``directory`` by itself: every root, and every module
+    but one that takes provider configurations from its caller.
+
+    A module whose ``required_providers`` list ``configuration_aliases`` (modules/email-inbound's
+    ``aws.receiving``) receives them through the calling module block's ``providers`` argument, and
+    only a root module defines provider configurations
+    (https://developer.hashicorp.com/terraform/language/modules/develop/providers): validated alone,
+    nothing passes them and Terraform reports "Provider configuration not present". Such a module is
+    still formatted, validated as part of every root that calls it, and tested (its tests supply the
+    aliased provider with a ``mock_provider`` block of that alias).
+    """
+    return not configuration_aliases(directory)
+
+
+NOT_STANDALONE = "fmt and test only: it takes configuration_aliases, so its callers validate it"
 
 
 def relative(path: Path) -> str:
@@ -130,6 +158,8 @@ def fmt_check(directories: Sequence[Path]) -> Result:
 
 def validate_one(directory: Path) -> Result:
     started = time.monotonic()
+    if not validated_standalone(directory):
+        return Result(directory, "validate", time.monotonic() - started, "", note=NOT_STANDALONE)
     init(directory, backend=False)
     result = run(directory, "validate", no_color=IsFlagged)
     return Result(directory, "validate", time.monotonic() - started, result.output)
@@ -143,13 +173,16 @@ def test_one(directory: Path) -> Result:
 
 
 def check_one(directory: Path) -> Result:
-    """init once, then validate and (where tests/ exists) terraform test."""
+    """init once, then validate (where it stands alone: ``validated_standalone``) and, where tests/
+    exists, terraform test."""
     started = time.monotonic()
     init(directory, backend=False)
-    output = run(directory, "validate", no_color=IsFlagged).output
-    if directory in tested_configurations():
+    standalone = validated_standalone(directory)
+    output = run(directory, "validate", no_color=IsFlagged).output if standalone else ""
+    if has_tests(directory):
         output += run(directory, "test", no_color=IsFlagged).output
-    return Result(directory, "check", time.monotonic() - started, output)
+    note = "" if standalone else NOT_STANDALONE
+    return Result(directory, "check", time.monotonic() - started, output, note=note)
 
 
 def _each(action: Any, directories: Sequence[Path], label: str) -> list[Result]:
@@ -157,7 +190,8 @@ def _each(action: Any, directories: Sequence[Path], label: str) -> list[Result]:
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(action, directories))
     for result in results:
-        print(f"  {label:<9} {relative(result.directory):<42} {result.seconds:5.1f}s", flush=True)
+        note = f"  ({result.note})" if result.note else ""
+        print(f"  {label:<9} {relative(result.directory):<42} {result.seconds:5.1f}s{note}", flush=True)
     return results
 
 

@@ -10,7 +10,10 @@ requirements), so only a revision with other dependencies installs any.
 Roots other than ``local`` point at an account through their backend and provider; an override file
 (https://developer.hashicorp.com/terraform/language/files/override) gives them a local backend and
 the local root's provider connection to the embedded AWS instead, as tests/terraform/test_root_applies.py
-does, and nothing the root says about the pipeline changes.
+does, and nothing the root says about the pipeline changes. The connection goes to the root's default
+AWS provider and to each aliased one it defines (``alias = "receiving"`` in receiving.tf), and only to
+those: Terraform refuses an override of an alias the root lacks, as a revision from before
+receiving.tf does (outreach_dev.terraform_cli_aliases).
 """
 
 from __future__ import annotations
@@ -21,11 +24,12 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from outreach_dev.terraform_cli import REPO
+from outreach_dev.terraform_cli_aliases import provider_aliases
 
 ENVIRONMENTS = Path("terraform") / "environments"
 OVERRIDE_FILE = "embedded_aws_override.tf"
@@ -141,9 +145,10 @@ def declares(root: Path, variable: str) -> bool:
     return any(f'variable "{variable}"' in f.read_text(encoding="utf-8") for f in root.glob("*.tf"))
 
 
-def override(tree: Tree, endpoint: str) -> str:
+def override(tree: Tree, endpoint: str, aliases: Sequence[str] = ()) -> str:
     """A local backend and the local root's provider connection (credentials, skip flags, an
-    endpoint for each service it names), all pointed at ``endpoint``."""
+    endpoint for each service it names), all pointed at ``endpoint``: in the default AWS provider and
+    in one ``provider "aws" { alias = ... }`` for each of ``aliases`` (those the root defines)."""
     local = tree.root("local") / "main.tf"
     services: list[str] = []
     settings: list[str] = []
@@ -163,9 +168,13 @@ def override(tree: Tree, endpoint: str) -> str:
         depth += stripped.count("{") - stripped.count("}")
     if not services:
         raise UpgradeCheckError(f"{tree.label}: the local root's provider names no endpoint")
-    lines = ["terraform {", '  backend "local" {}', "}", "", 'provider "aws" {', *settings, "  endpoints {"]
-    lines.extend(f"    {service} = {json.dumps(endpoint)}" for service in services)
-    return "\n".join([*lines, "  }", "}"]) + "\n"
+    connection = [*settings, "  endpoints {"]
+    connection.extend(f"    {service} = {json.dumps(endpoint)}" for service in services)
+    connection.extend(["  }", "}"])
+    lines = ["terraform {", '  backend "local" {}', "}", "", 'provider "aws" {', *connection]
+    for alias in aliases:
+        lines.extend(["", 'provider "aws" {', f"  alias = {json.dumps(alias)}", *connection])
+    return "\n".join(lines) + "\n"
 
 
 def prepare_root(tree: Tree, name: str, endpoint: str, packages: Path) -> tuple[Path, dict[str, str]]:
@@ -175,5 +184,6 @@ def prepare_root(tree: Tree, name: str, endpoint: str, packages: Path) -> tuple[
     if declares(root, ENDPOINT_VARIABLE):
         variables[ENDPOINT_VARIABLE] = endpoint  # the local root: already on the embedded AWS
     else:
-        (root / OVERRIDE_FILE).write_text(override(tree, endpoint), encoding="utf-8")
+        text = override(tree, endpoint, provider_aliases(root, "aws"))
+        (root / OVERRIDE_FILE).write_text(text, encoding="utf-8")
     return root, variables

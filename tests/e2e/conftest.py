@@ -1,16 +1,19 @@
 """The whole pipeline on the embedded AWS, brought up once for the package.
 
-``terraform/environments/local`` is applied once (about 75 s) against an in-process moto server;
-every scenario creates its own job over its own web farm sites, so scenarios never see each other's
-tasks, fetches or results. moto's state is global to the pytest process: the stack is torn down when
-the package ends, before any other test package runs, and nothing here resets state other tests own.
+``terraform/environments/local`` is applied once (about 75 s) against an in-process moto server,
+receiving replies at ``LOCAL_REPLY_DOMAIN`` (modules/email-inbound); every scenario creates its own
+job over its own web farm sites, so scenarios never see each other's tasks, fetches or results.
+moto's state is global to the pytest process: the stack is torn down when the package ends, before
+any other test package runs, and nothing here resets state other tests own.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import signal
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -22,7 +25,13 @@ import pytest
 
 from embedded_aws import faults as fault_injection
 from embedded_aws.applied_config import SqsMappingConfig
-from embedded_aws.pipeline import TERMINAL, FollowTimeoutError, LocalPipeline, local_pipeline
+from embedded_aws.pipeline import (
+    LOCAL_REPLY_DOMAIN,
+    TERMINAL,
+    FollowTimeoutError,
+    LocalPipeline,
+    local_pipeline,
+)
 from embedded_aws.schedule_expressions import rate_seconds
 from embedded_aws.sqs_poller import SqsMappingPoller
 from embedded_aws.webfarm import Site
@@ -41,6 +50,22 @@ CLOCK_SCALE = 10.0
 FAST_KINDS = ("normal", "redirect", "missing", "gone", "binary", "oversized")
 # Sites of each hostile kind, added after the generated ones (test_hostile_sites.py).
 HOSTILE_COPIES = 1
+# Building the zips and applying the local root, once per package: about 75 s on a quiet machine,
+# several times that beside CPU hogs. It is bounded on its own, so that no scenario's timeout pays it.
+STACK_START_BUDGET_SECONDS = 900
+PACKAGE = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Each scenario's timeout counts its own run, not the package's stack start (which the first
+    scenario to run would otherwise pay): its timeout, or the configured one, becomes func_only."""
+    for item in items:
+        if PACKAGE not in item.path.parents:
+            continue
+        marker = item.get_closest_marker("timeout")
+        configured = item.config.getini("timeout")
+        seconds = (marker.kwargs.get("timeout") or marker.args[0]) if marker else configured
+        item.add_marker(pytest.mark.timeout(float(seconds), func_only=True), append=False)
 
 
 @dataclass
@@ -213,12 +238,15 @@ class E2E:
         timeout: float = 60.0,
         what: str = "condition",
         describe: Callable[[], object] | None = None,
+        interval: float = 0.1,
     ) -> None:
+        """Wait until ``condition()`` holds, checking every ``interval`` real seconds; AssertionError
+        with ``describe()`` and the pollers' state after ``timeout``."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if condition():
                 return
-            time.sleep(0.1)
+            time.sleep(interval)
         state = f": {describe()}" if describe is not None else ""
         state += f"; {self.diagnosis()}"
         raise AssertionError(f"{what} not met within {timeout}s{state}")
@@ -252,18 +280,40 @@ def epoch(iso: str) -> float:
     return datetime.strptime(iso, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
 
 
+@contextlib.contextmanager
+def _bounded(seconds: int, what: str) -> Iterator[None]:
+    """Raise TimeoutError in the main thread if the block runs past ``seconds`` (SIGALRM, as
+    pytest-timeout's signal method; free here, since scenarios' timers run only in their call)."""
+
+    def expire(signum: int, frame: object) -> None:
+        raise TimeoutError(f"{what} took more than {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 @pytest.fixture(scope="package")
 def e2e(tmp_path_factory: pytest.TempPathFactory) -> Iterator[E2E]:
     logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)
     package_dir: Path = tmp_path_factory.mktemp("dist")
-    build_packages(dist_dir=package_dir)
-    with local_pipeline(
-        sites=FARM_SITES,
-        port=None,
-        scale=CLOCK_SCALE,
-        package_dir=package_dir,
-        farm_options={"hostile_copies": HOSTILE_COPIES},
-    ) as stack:
+    with contextlib.ExitStack() as resources:
+        with _bounded(STACK_START_BUDGET_SECONDS, "the e2e stack's start"):
+            build_packages(dist_dir=package_dir)
+            stack = resources.enter_context(
+                local_pipeline(
+                    sites=FARM_SITES,
+                    port=None,
+                    scale=CLOCK_SCALE,
+                    package_dir=package_dir,
+                    farm_options={"hostile_copies": HOSTILE_COPIES},
+                    reply_domain=LOCAL_REPLY_DOMAIN,
+                )
+            )
         harness = E2E(stack, SitePool(list(stack.farm.sites)))
         yield harness
     target = os.environ.get(FIGURES_ENV)

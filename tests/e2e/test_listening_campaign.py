@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import csv
 import json
-import urllib.request
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any
 import pytest
 
 from embedded_aws.faults import Faults
+from embedded_aws.one_click_requests import request_as_a_provider
 from embedded_aws.ses_event_publishing import published_events
 from embedded_aws.ses_outcomes import ses_outcomes
 from embedded_aws.ses_v2 import SentEmail, sent_emails
@@ -111,35 +111,14 @@ def _events(e2e: E2E, campaign_id: str) -> list[Any]:
     return list(seen.values())
 
 
-def _request(url: str, *, method: str, body: bytes | None = None) -> tuple[int, str]:
-    headers = {"Content-Type": "application/x-www-form-urlencoded"} if body is not None else {}
-    request = urllib.request.Request(url, data=body, method=method, headers=headers)
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode()
-
-
-# The endpoint's contract (functions/outreach/unsubscribe/endpoint.py): a failure answers 5xx, the
-# provider or the person tries again, and the recorded stop is idempotent, so the retry completes it.
-# On the e2e's fast clock a loaded machine can run an invocation past the function's timeout (10
-# virtual seconds are 1 s of wall time); the test retries as a provider would, reports how often, and
-# shows the function URL's journal when it still fails.
-PROVIDER_ATTEMPTS = 3
-
-
 def _request_again_on_5xx(e2e: E2E, url: str, *, method: str, body: bytes | None = None) -> tuple[str, int]:
-    """The page of a 200 answer and how many 5xx answers came before it; AssertionError otherwise."""
-    answers: list[tuple[int, str]] = []
-    for _ in range(PROVIDER_ATTEMPTS):
-        status, page = _request(url, method=method, body=body)
-        if status == 200:
-            return page, len(answers)
-        answers.append((status, page))
-        if status < 500:
-            break
+    """The page of a 200 answer, requested as a provider does (``request_as_a_provider``), and how many
+    5xx answers came before it; AssertionError with the function URL's journal otherwise."""
+    answer = request_as_a_provider(url, method=method, body=body)
+    if answer.status == 200:
+        return answer.page, answer.retries
     failures = [e for e in e2e.stack.journal.entries() if str(e["kind"]).startswith("url.")]
+    answers = [*answer.failed, (answer.status, answer.page)]
     raise AssertionError(f"{method} answered {answers}; function URL journal: {failures[-5:]}")
 
 

@@ -18,7 +18,9 @@
     with (``scrape#*``, ``job#*#?``; not ``*`` nor ``*#*``);
   - ``ses:SendEmail`` needs ``ses:FromAddress`` (``StringEquals``/``StringLike``) whose every value is a
     planned identity's: the address of an address identity, ``*@<domain>`` or ``*@*.<domain>`` of a
-    domain identity (https://docs.aws.amazon.com/ses/latest/dg/control-user-access.html);
+    domain identity, or one literal address (no ``*`` nor ``?``) at a domain identity or a subdomain
+    of one, as the inbound processor's forwarder
+    (https://docs.aws.amazon.com/ses/latest/dg/control-user-access.html);
   - ``iam:PassRole`` needs ``iam:PassedToService`` naming service principals, no wildcard
     (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_iam-condition-keys.html#ck_PassedToService).
 
@@ -225,12 +227,22 @@ def _sender_findings(grant: Grant, planned_arns: Collection[str]) -> Iterator[Co
     if senders is None:
         yield finding("", "sends from any address: no ses:FromAddress condition")
         return
+    identities = _identity_names(planned_arns)
     allowed = set()
-    for identity in _identity_names(planned_arns):
+    for identity in identities:
         allowed |= {identity} if "@" in identity else {f"*@{identity}", f"*@*.{identity}"}
+    domains = {identity for identity in identities if "@" not in identity}
     for sender in senders:
-        if sender not in allowed:
+        if sender not in allowed and not _one_address_at(sender, domains):
             yield finding(sender, "not an address of a planned SES identity")
+
+
+def _one_address_at(sender: str, domains: Collection[str]) -> bool:
+    """Whether ``sender`` is one literal address (no wildcard) at one of ``domains`` or a subdomain."""
+    local, at, domain = sender.rpartition("@")
+    if not at or not local or "@" in local or any(c in sender for c in "*?"):
+        return False
+    return any(domain == d or domain.endswith(f".{d}") for d in domains)
 
 
 def _passed_to_findings(grant: Grant) -> Iterator[ConditionFinding]:

@@ -8,10 +8,20 @@ mock_provider "aws" {
   override_during = plan
 }
 
+# The receiving Region's provider (modules/email-inbound): prod's own Region, eu-central-1.
+mock_provider "aws" {
+  alias           = "receiving"
+  source          = "../../../tests/terraform/mocks"
+  override_during = plan
+}
+
+# Replies on, so the inbound processor is planned with the other functions.
 variables {
-  package_dir           = "../../../tests/terraform/fixtures/packages"
-  alarm_emails          = ["oncall@example.com"]
-  email_sender_identity = "example.com"
+  package_dir                  = "../../../tests/terraform/fixtures/packages"
+  alarm_emails                 = ["oncall@example.com"]
+  email_sender_identity        = "example.com"
+  inbound_reply_domain         = "reply.example.com"
+  inbound_unmatched_forward_to = "sales@example.com"
 }
 
 override_resource {
@@ -270,6 +280,68 @@ override_resource {
   override_during = plan
   values = {
     arn = "arn:aws:logs:eu-central-1:111122223333:log-group:/aws/lambda/outreach-prod-unsubscribe"
+  }
+}
+
+# ---- replies (modules/email-inbound): the bucket in the receiving Region (prod's), the queue, the
+# processor, the reply domain's identity --------------------------------------------------------------
+
+override_resource {
+  target          = module.pipeline.module.email_inbound[0].aws_s3_bucket.inbound
+  override_during = plan
+  values = {
+    arn = "arn:aws:s3:::outreach-prod-inbound-111122223333-eu-central-1"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.email_inbound[0].aws_sqs_queue.inbound
+  override_during = plan
+  values = {
+    arn = "arn:aws:sqs:eu-central-1:111122223333:outreach-prod-inbound"
+    url = "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-prod-inbound"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.email_inbound[0].module.dlq.aws_sqs_queue.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:sqs:eu-central-1:111122223333:outreach-prod-inbound-dlq"
+    url = "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-prod-inbound-dlq"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.email_inbound[0].aws_sns_topic.inbound
+  override_during = plan
+  values = {
+    arn = "arn:aws:sns:eu-central-1:111122223333:outreach-prod-inbound"
+  }
+}
+
+# The forwarder's identity (receiving and forwarding share prod's Region): the processor sends with it.
+override_resource {
+  target          = module.pipeline.module.email_inbound[0].aws_sesv2_email_identity.receiving[0]
+  override_during = plan
+  values = {
+    arn = "arn:aws:ses:eu-central-1:111122223333:identity/reply.example.com"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.email_inbound[0].module.processor.aws_lambda_function.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:lambda:eu-central-1:111122223333:function:outreach-prod-inbound-processor"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.email_inbound[0].module.processor.aws_cloudwatch_log_group.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:logs:eu-central-1:111122223333:log-group:/aws/lambda/outreach-prod-inbound-processor"
   }
 }
 

@@ -22,7 +22,13 @@ The rows reuse the handlers' own unit tests on moto, so the recording covers eve
   bounces, complaints, the soft-bounce limit and unsubscribe fan-outs stopping the address and
   cancelling its open emails (schedules deleted), unparseable records failed alone;
 - unsubscribe endpoint: a GET's confirmation page, a POST's opt-out recorded and fanned out to the
-  ses-events queue, forged, altered and replayed tokens refused.
+  ses-events queue, forged, altered and replayed tokens refused;
+- inbound processor: a reply matched by its token or by In-Reply-To stopping its follow-ups and
+  forwarded once (duplicates, a failed and an unknown send, a lease run out), out-of-office replies
+  postponing the next steps inside the window, delivery status notifications bouncing as SES would,
+  mail to the unsubscribe mailbox, unmatched, unparseable and oversized messages forwarded as notices
+  (``test_inbound_processor_kinds.py``), and the per-step counts of replies, auto-replies and
+  forwards (``test_inbound_processor_counters.py``).
 
 The functions are those of modules/outreach-pipeline/functions.json; each row names the tests of
 one of them (deployed as ``outreach-prod-<name>``, its handler's module from the manifest). A new
@@ -63,6 +69,11 @@ TESTS: Mapping[str, tuple[str, ...]] = {
     "email_reconciler": ("tests/functions/test_email_reconciler.py",),
     "ses_event_consumer": ("tests/functions/test_ses_event_consumer.py",),
     "unsubscribe": ("tests/functions/unsubscribe",),
+    "inbound_processor": (
+        "tests/functions/test_inbound_processor.py",
+        "tests/functions/test_inbound_processor_kinds.py",
+        "tests/functions/test_inbound_processor_counters.py",
+    ),
 }
 
 _missing = sorted(set(function_manifest.FUNCTIONS) - set(TESTS))

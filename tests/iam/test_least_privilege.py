@@ -111,6 +111,15 @@ def test_no_function_touches_a_resource_encrypted_with_a_customer_managed_key(ev
         ("outreach-prod-unsubscribe", "kms:VerifyMac"),
         ("outreach-prod-unsubscribe", "dynamodb:UpdateItem"),
         ("outreach-prod-unsubscribe", "sqs:SendMessage"),
+        ("outreach-prod-inbound-processor", "s3:GetObject"),
+        ("outreach-prod-inbound-processor", "dynamodb:Query"),
+        ("outreach-prod-inbound-processor", "dynamodb:BatchGetItem"),
+        ("outreach-prod-inbound-processor", "dynamodb:GetItem"),
+        ("outreach-prod-inbound-processor", "kms:GenerateMac"),
+        ("outreach-prod-inbound-processor", "ses:SendEmail"),
+        ("outreach-prod-inbound-processor", "scheduler:CreateSchedule"),
+        ("outreach-prod-inbound-processor", "iam:PassRole"),
+        ("outreach-prod-inbound-processor", "sqs:DeleteMessage"),
     ],
 )
 def test_an_action_removed_from_a_role_is_reported_missing_on_each_resource_that_needs_it(
@@ -143,6 +152,11 @@ def test_an_action_removed_from_a_role_is_reported_missing_on_each_resource_that
         ("outreach-prod-unsubscribe", "VerifyUnsubscribeTokens", "kms:GenerateMac"),
         ("outreach-prod-unsubscribe", "RecordUnsubscribes", "dynamodb:PutItem"),
         ("outreach-prod-unsubscribe", "FanOutUnsubscribes", "sqs:ReceiveMessage"),
+        ("outreach-prod-inbound-processor", "ReadReceivedMessages", "s3:DeleteObject"),
+        ("outreach-prod-inbound-processor", "KeepInboundReceipts", "dynamodb:PutItem"),
+        ("outreach-prod-inbound-processor", "ReadContactStops", "dynamodb:DeleteItem"),
+        ("outreach-prod-inbound-processor", "ForwardFromTheForwarder", "ses:SendRawEmail"),
+        ("outreach-prod-inbound-processor", "MoveEmailSchedules", "scheduler:UpdateSchedule"),
     ],
 )
 def test_an_unused_action_added_to_a_role_is_reported_unused_on_each_resource_it_names(
@@ -207,6 +221,26 @@ def test_an_unused_action_added_to_a_role_is_reported_unused_on_each_resource_it
             "arn:aws:kms:eu-central-1:111122223333:key/*",
         ),
         ("outreach-prod-unsubscribe", "FanOutUnsubscribes", "arn:aws:sqs:eu-central-1:111122223333:*"),
+        (
+            "outreach-prod-inbound-processor",
+            "ReadReceivedMessages",
+            "arn:aws:s3:::outreach-prod-inbound-111122223333-eu-central-1/*",
+        ),
+        (
+            "outreach-prod-inbound-processor",
+            "ForwardFromTheForwarder",
+            "arn:aws:ses:eu-central-1:111122223333:identity/*",
+        ),
+        (
+            "outreach-prod-inbound-processor",
+            "MoveEmailSchedules",
+            "arn:aws:scheduler:eu-central-1:111122223333:schedule/*",
+        ),
+        (
+            "outreach-prod-inbound-processor",
+            "KeepInboundReceipts",
+            "arn:aws:dynamodb:eu-central-1:111122223333:table/*",
+        ),
     ],
 )
 def test_a_resource_wider_than_one_planned_resource_is_reported_too_wide(

@@ -191,6 +191,13 @@ def test_the_email_functions_recorded_calls_reach_ses_and_scheduler(evidence: Ev
     assert recorded == {
         ("outreach.email_worker", "GetSuppressedDestination"),
         ("outreach.email_worker", "SendEmail"),
+        # Forwards are SES v2 SendEmail with Raw content (no SendRawEmail); an out-of-office moves the
+        # next step's schedule (GetSchedule, DeleteSchedule, CreateSchedule), a reply or a stop
+        # deletes the open follow-ups' schedules.
+        ("outreach.inbound_processor", "CreateSchedule"),
+        ("outreach.inbound_processor", "DeleteSchedule"),
+        ("outreach.inbound_processor", "GetSchedule"),
+        ("outreach.inbound_processor", "SendEmail"),
         ("outreach.reconcilers.email", "CreateSchedule"),
         ("outreach.reconcilers.email", "DeleteSchedule"),
         ("outreach.reconcilers.email", "GetSchedule"),

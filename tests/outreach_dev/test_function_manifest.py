@@ -30,7 +30,7 @@ def _entry(**changes: Any) -> dict[str, Any]:
     return {**entry, **changes}
 
 
-def test_the_manifest_lists_the_seven_functions_with_their_handlers() -> None:
+def test_the_manifest_lists_the_eight_functions_with_their_handlers() -> None:
     functions = function_manifest.FUNCTIONS
     assert {name: f.handler for name, f in functions.items()} == {
         "dispatcher": "outreach.dispatcher.lambda_handler",
@@ -40,12 +40,15 @@ def test_the_manifest_lists_the_seven_functions_with_their_handlers() -> None:
         "email_reconciler": "outreach.reconcilers.email.lambda_handler",
         "ses_event_consumer": "outreach.ses_event_consumer.lambda_handler",
         "unsubscribe": "outreach.unsubscribe.endpoint.lambda_handler",
+        "inbound_processor": "outreach.inbound_processor.lambda_handler",
     }
     assert functions["scrape_reconciler"].handler_module == "outreach.reconcilers.scrape"
     assert functions["scrape_reconciler"].deployed_name("prod") == "outreach-prod-scrape-reconciler"
     assert functions["unsubscribe"].handler_module == "outreach.unsubscribe.endpoint"
     assert functions["ses_event_consumer"].address == "module.email_feedback.module.consumer"
     assert functions["ses_event_consumer"].deployed_name("prod") == "outreach-prod-ses-event-consumer"
+    assert functions["inbound_processor"].address == "module.email_inbound.module.processor"
+    assert functions["inbound_processor"].deployed_name("prod") == "outreach-prod-inbound-processor"
 
 
 def test_the_pipeline_module_hands_every_manifest_function_its_handler_and_zip() -> None:

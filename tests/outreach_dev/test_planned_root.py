@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from outreach_dev.planned_root import first_error, from_plan_json, resource_changes
+import pytest
+
+from outreach_dev.planned_root import first_error, from_plan_json, override, resource_changes
+from tests.support.terraform_roots import load_hcl
 
 
 def function_change(name: str, reserved: int, actions: list[str] | None = None) -> dict[str, Any]:
@@ -98,3 +102,32 @@ def test_terraforms_error_is_reduced_to_its_title_and_explanation() -> None:
         "Invalid value for variable: prod needs someone to alarm: set alarm_emails (at least one "
         "address) or alarm_topic_arn (an existing topic)."
     )
+
+
+@pytest.mark.parametrize(
+    ("receiving", "aliases"),
+    [(True, [None, "receiving"]), (False, [None])],
+    ids=["a root with receiving.tf", "a root without an aliased provider"],
+)
+def test_the_scratch_settings_go_to_every_aws_provider_the_root_defines_and_no_other(
+    tmp_path: Path, receiving: bool, aliases: list[str | None]
+) -> None:
+    # GIVEN a root with its default AWS provider, and with or without an aliased one
+    (tmp_path / "main.tf").write_text('provider "aws" {\n  region = var.region\n}\n', encoding="utf-8")
+    if receiving:
+        aliased = 'provider "aws" {\n  alias  = "receiving"\n  region = var.region\n}\n'
+        (tmp_path / "receiving.tf").write_text(aliased, encoding="utf-8")
+
+    # WHEN its override is written
+    written = tmp_path / "scratch" / "preflight_override.tf"
+    written.parent.mkdir()
+    written.write_text(override(tmp_path), encoding="utf-8")
+    document = load_hcl(written)
+
+    # THEN a local backend, and the same fake credentials and no account pin in each configuration
+    assert list(document) == ["terraform", "provider"]
+    providers = [block["aws"] for block in document["provider"]]
+    assert [p.pop("alias", None) for p in providers] == aliases
+    assert all(p == providers[0] for p in providers)
+    assert providers[0]["access_key"] == "test"
+    assert providers[0]["allowed_account_ids"] is None

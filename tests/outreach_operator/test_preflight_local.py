@@ -99,6 +99,7 @@ def test_preflight_local_passes_on_the_embedded_aws_with_the_stack_up(
         "credentials": "PASS",
         "concurrency": "PASS",
         "email": "SKIP",
+        "receiving": "SKIP",
     }
     concurrency = next(c for c in report["checks"] if c["check"] == "concurrency")
     assert concurrency["detail"].startswith(

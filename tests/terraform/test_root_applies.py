@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +33,7 @@ import pytest
 
 from embedded_aws.server import embedded_aws
 from outreach_dev import terraform_cli
+from outreach_dev.terraform_cli_aliases import provider_aliases
 from tests.support.packages import code_only_packages
 from tests.support.terraform_roots import load_hcl, variable_values
 
@@ -82,23 +83,28 @@ def _hcl_value(value: Any) -> str:
     return ("true" if value else "false") if isinstance(value, bool) else json.dumps(value)
 
 
-def override(endpoint: str) -> str:
+def override(endpoint: str, aliases: Sequence[str]) -> str:
     """A local backend and the local root's provider settings, all but those each root sets alike
-    (region, tags, the accounts it may deploy to)."""
+    (region, tags, the accounts it may deploy to): in the default AWS provider and in one
+    ``provider "aws" { alias = ... }`` for each of ``aliases``, the aliased configurations the root
+    defines (receiving.tf's ``receiving``). Terraform merges an override block only into the block of
+    the same alias, and refuses one for an alias the root does not define."""
     [provider] = [block["aws"] for block in load_hcl(LOCAL_ROOT / "main.tf")["provider"] if "aws" in block]
-    lines = ["terraform {", '  backend "local" {}', "}", "", 'provider "aws" {']
+    connection: list[str] = []
     for key, value in provider.items():
         if key in ("region", "default_tags", "allowed_account_ids"):
             continue
         if key == "endpoints":
             [services] = value
-            lines.append("  endpoints {")
-            lines.extend(f"    {service} = {json.dumps(endpoint)}" for service in services)
-            lines.append("  }")
+            connection.append("  endpoints {")
+            connection.extend(f"    {service} = {json.dumps(endpoint)}" for service in services)
+            connection.append("  }")
             continue
         assert not str(value).startswith("${"), f"provider.aws.{key} refers to the local root: {value}"
-        lines.append(f"  {key} = {_hcl_value(value)}")
-    lines.append("}")
+        connection.append(f"  {key} = {_hcl_value(value)}")
+    lines = ["terraform {", '  backend "local" {}', "}", "", 'provider "aws" {', *connection, "}"]
+    for alias in aliases:
+        lines.extend(["", 'provider "aws" {', f"  alias = {json.dumps(alias)}", *connection, "}"])
     return "\n".join(lines) + "\n"
 
 
@@ -118,7 +124,7 @@ def applied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Appl
         def apply(name: str) -> AppliedRoot:
             source = terraform_cli.ENVIRONMENTS_DIR / name
             root = terraform_cli.copy_configuration(source, tmp_path_factory.mktemp(name))
-            (root / OVERRIDE_FILE).write_text(override(endpoint), encoding="utf-8")
+            (root / OVERRIDE_FILE).write_text(override(endpoint, provider_aliases(root)), encoding="utf-8")
             variables = {"package_dir": str(packages), **REQUIRED[name]}
             outputs = terraform_cli.apply_root(root, variables=variables)
             values = variable_values(source)
@@ -138,10 +144,31 @@ def root(request: pytest.FixtureRequest, applied: dict[str, AppliedRoot]) -> App
 
 
 def test_the_override_changes_only_the_backend_and_the_provider_connection() -> None:
-    text = override("http://127.0.0.1:1")
-    assert re.findall(r"^(\w+) ", text, flags=re.MULTILINE) == ["terraform", "provider"]
+    text = override("http://127.0.0.1:1", ["receiving"])
+    assert re.findall(r"^(\w+) ", text, flags=re.MULTILINE) == ["terraform", "provider", "provider"]
     assert re.findall(r"^\s*(region|default_tags|allowed_account_ids)\b", text, flags=re.MULTILINE) == []
-    assert 'dynamodb = "http://127.0.0.1:1"' in text
+    assert text.count('dynamodb = "http://127.0.0.1:1"') == 2
+
+
+@pytest.mark.parametrize("name", ROOTS)
+def test_the_override_connects_every_provider_configuration_the_root_defines_and_no_other(
+    name: str, tmp_path: Path
+) -> None:
+    # GIVEN a root with its default AWS provider and receiving.tf's aliased one
+    root = terraform_cli.ENVIRONMENTS_DIR / name
+    assert provider_aliases(root) == ["receiving"]
+
+    def providers(aliases: Sequence[str]) -> list[dict[str, Any]]:
+        written = tmp_path / f"{len(aliases)}_override.tf"
+        written.write_text(override("http://127.0.0.1:1", aliases), encoding="utf-8")
+        return [block["aws"] for block in load_hcl(written)["provider"]]
+
+    # WHEN its override is written / THEN each configuration gets the same connection, and an aliased
+    # block only for an alias the root defines (an override of an undefined alias is a Terraform error)
+    [default, receiving] = providers(provider_aliases(root))
+    assert "alias" not in default
+    assert receiving == {"alias": "receiving", **default}
+    assert providers([]) == [default]
 
 
 def test_the_scraper_reserves_and_its_queue_mapping_allows_the_roots_scraper_concurrency(

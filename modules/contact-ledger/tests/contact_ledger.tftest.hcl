@@ -31,7 +31,7 @@ run "the_ledger_is_an_on_demand_encrypted_table_with_pitr_and_deletion_protectio
   }
 }
 
-run "one_record_per_contact_key_and_nothing_that_expires_or_streams" {
+run "one_record_per_contact_key_no_stream_and_a_ttl_only_receipts_carry" {
   command = plan
 
   assert {
@@ -45,8 +45,13 @@ run "one_record_per_contact_key_and_nothing_that_expires_or_streams" {
   }
 
   assert {
-    condition     = length(aws_dynamodb_table.this.global_secondary_index) == 0 && !anytrue([for t in aws_dynamodb_table.this.ttl : t.enabled]) && !aws_dynamodb_table.this.stream_enabled
-    error_message = "No index, no TTL (an opt-out never expires) and no stream."
+    condition     = length(aws_dynamodb_table.this.global_secondary_index) == 0 && !aws_dynamodb_table.this.stream_enabled
+    error_message = "No index and no stream."
+  }
+
+  assert {
+    condition     = [for t in aws_dynamodb_table.this.ttl : "${t.attribute_name}:${t.enabled}"] == ["expires_at:true"] && output.ttl_attribute == "expires_at"
+    error_message = "TTL on expires_at, the attribute the inbound receipts carry (no contact record does)."
   }
 
   assert {

@@ -3,6 +3,13 @@ mock_provider "aws" {
   override_during = plan
 }
 
+# The Region SES receives replies in (modules/email-inbound); the same mocked Region, eu-central-1.
+mock_provider "aws" {
+  alias           = "receiving"
+  source          = "../../tests/terraform/mocks"
+  override_during = plan
+}
+
 override_resource {
   target          = module.scrape_pipeline.aws_sqs_queue.queue
   override_during = plan

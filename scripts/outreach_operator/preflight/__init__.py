@@ -17,7 +17,11 @@ Each check prints one line: PASS, SKIP (and why) or FAIL (and, below it, what to
                    the account may send outside the sandbox, and the rate the root sizes the email
                    stage for (its ``email_max_send_rate`` output) is at most the account's SES
                    sending rate (GetAccount ``SendQuota.MaxSendRate``,
-                   https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_GetAccount.html).
+                   https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_GetAccount.html);
+- ``receiving``    when the root has an ``inbound_reply_domain``: SES receives email in its receiving
+                   Region (modules/email-inbound/receiving_regions.json, from the SES guide), and the
+                   domain's MX record points at ``inbound-smtp.<region>.amazonaws.com`` (a DNS query;
+                   on the embedded AWS only the Region is checked).
 
 Nothing is changed anywhere. Exit 0 when no check failed, 1 when one did, 2 on a usage error.
 ``--env local`` checks the embedded AWS at ``--endpoint-url`` (default http://127.0.0.1:4566) with the
@@ -33,6 +37,14 @@ from outreach_operator.preflight.concurrency import (
     check_concurrency,
 )
 from outreach_operator.preflight.credentials import check_credentials
+from outreach_operator.preflight.email_receiving import (
+    REPLY_DOMAIN_SETTING,
+    MxAnswer,
+    check_receiving,
+    dns_mx,
+    inbound_endpoint,
+    receiving_regions,
+)
 from outreach_operator.preflight.email_sending import (
     EMAIL_IDENTITY_SETTING,
     EMAIL_RATE_SETTING,
@@ -52,8 +64,10 @@ __all__ = [
     "EMAIL_RATE_SETTING",
     "LOCAL_CREDENTIALS",
     "MINIMUM_UNRESERVED",
+    "REPLY_DOMAIN_SETTING",
     "SES_IDENTITY_RESOURCES",
     "Check",
+    "MxAnswer",
     "Preflight",
     "Result",
     "RootReader",
@@ -62,8 +76,12 @@ __all__ = [
     "check_concurrency",
     "check_credentials",
     "check_email",
+    "check_receiving",
     "check_root",
     "check_terraform",
+    "dns_mx",
+    "inbound_endpoint",
     "main",
+    "receiving_regions",
     "run_checks",
 ]

@@ -13,6 +13,7 @@ from outreach_dev.planned_root import RootPlan, RootPlanError, read_root_plan
 from outreach_operator.preflight.backend import check_backend
 from outreach_operator.preflight.concurrency import check_concurrency
 from outreach_operator.preflight.credentials import check_credentials
+from outreach_operator.preflight.email_receiving import check_receiving
 from outreach_operator.preflight.email_sending import check_email
 from outreach_operator.preflight.root import check_root
 from outreach_operator.preflight.target import Check, Preflight, Result, Status
@@ -25,6 +26,7 @@ CHECKS: tuple[Check, ...] = (
     check_credentials,
     check_concurrency,
     check_email,
+    check_receiving,
 )
 
 RootReader = Callable[[str], RootPlan]

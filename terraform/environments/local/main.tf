@@ -27,6 +27,7 @@ provider "aws" {
     pipes      = var.endpoint
     s3         = var.endpoint
     scheduler  = var.endpoint
+    ses        = var.endpoint
     sesv2      = var.endpoint
     sns        = var.endpoint
     sqs        = var.endpoint
@@ -58,6 +59,10 @@ module "alarm_topic" {
 
 module "pipeline" {
   source = "../../../modules/outreach-pipeline"
+  providers = {
+    aws           = aws
+    aws.receiving = aws.receiving
+  }
 
   environment   = var.environment
   dispatch_mode = var.dispatch_mode
@@ -66,6 +71,13 @@ module "pipeline" {
     sender_identity        = var.email_sender_identity
     create_sender_identity = var.email_create_sender_identity
     max_send_rate          = var.email_max_send_rate
+  }
+  # Replies are received once the root names its reply domain (receiving.tf); null: none.
+  inbound = var.inbound_reply_domain == null ? null : {
+    receiving_region     = local.receiving_region
+    reply_domain         = var.inbound_reply_domain
+    unmatched_forward_to = var.inbound_unmatched_forward_to
+    rule_set_name        = var.inbound_rule_set_name
   }
   alarm_topic_arn    = local.alarm_topic_arn
   log_retention_days = var.log_retention_days

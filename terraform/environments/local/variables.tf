@@ -91,3 +91,32 @@ variable "results_expiration_days" {
   type        = number
   default     = null
 }
+
+variable "receiving_region" {
+  description = "The Region SES receives replies in (the aws.receiving provider's), as in prod. null: the root's region, which the emulator answers for."
+  type        = string
+  default     = null
+}
+
+variable "inbound_reply_domain" {
+  description = "The domain of the reply addresses (reply+<token>@<domain>), as in prod. null (the default, as prod's): no replies are received; `make local` and the end-to-end tests that exercise replies pass one (a .test domain)."
+  type        = string
+  default     = null
+}
+
+variable "inbound_unmatched_forward_to" {
+  description = "The mailbox unmatched and unparseable replies are forwarded to; required with inbound_reply_domain."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.inbound_reply_domain == null || var.inbound_unmatched_forward_to != null
+    error_message = "inbound_unmatched_forward_to is required with inbound_reply_domain: a reply that matches no email must reach someone."
+  }
+}
+
+variable "inbound_rule_set_name" {
+  description = "An existing, active SES receipt rule set to add the replies' rule to; null: the pipeline creates and activates its own."
+  type        = string
+  default     = null
+}

@@ -80,3 +80,32 @@ variable "results_expiration_days" {
   type        = number
   default     = null
 }
+
+variable "receiving_region" {
+  description = "The Region SES receives replies in (the aws.receiving provider's; modules/email-inbound refuses one where SES does not receive email). null: the root's region."
+  type        = string
+  default     = null
+}
+
+variable "inbound_reply_domain" {
+  description = "The domain of the reply addresses (reply+<token>@<domain>), a domain of its own such as reply.example.com whose MX record points at SES (docs/deploying.md, Receiving replies). null: no replies are received. Set it in an uncommitted *.auto.tfvars."
+  type        = string
+  default     = null
+}
+
+variable "inbound_unmatched_forward_to" {
+  description = "The mailbox unmatched and unparseable replies are forwarded to (and the owner of campaigns that name none); required with inbound_reply_domain."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.inbound_reply_domain == null || var.inbound_unmatched_forward_to != null
+    error_message = "inbound_unmatched_forward_to is required with inbound_reply_domain: a reply that matches no email must reach someone."
+  }
+}
+
+variable "inbound_rule_set_name" {
+  description = "An existing, active SES receipt rule set (another root's, e.g. prod's beside dev in one account and receiving Region) to add the replies' rule to; null: the pipeline creates and activates its own (one rule set is active per Region and account)."
+  type        = string
+  default     = null
+}

@@ -10,6 +10,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from outreach import clients
 from outreach.inbound import raw_object
 
 REGION: Final = "eu-west-1"
@@ -58,3 +59,22 @@ def test_a_message_over_the_bound_is_not_read(bucket: Any, monkeypatch: pytest.M
 
 def test_the_client_is_made_for_the_buckets_region(bucket: Any) -> None:
     assert raw_object.client_for(REGION).meta.region_name == REGION
+
+
+def test_the_client_comes_from_the_cores_factory_so_its_calls_are_seen(
+    bucket: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The IAM tests' recorder wraps clients._client: a client made elsewhere would hide s3:GetObject.
+    made: list[str] = []
+    real = clients._client
+
+    def recording(service: str) -> Any:
+        made.append(service)
+        return real(service)
+
+    monkeypatch.setattr(clients, "_client", recording)
+    clients.reset()
+    client = raw_object.client_for(REGION)
+    assert made == [f"s3@{REGION}"]
+    assert client is clients.s3(REGION)
+    assert clients.s3().meta.region_name != REGION  # the function's own Region's client is another

@@ -5,6 +5,13 @@ mock_provider "aws" {
   override_during = plan
 }
 
+# The receiving Region's provider (modules/email-inbound), mocked alike.
+mock_provider "aws" {
+  alias           = "receiving"
+  source          = "../../../tests/terraform/mocks"
+  override_during = plan
+}
+
 variables {
   email_sender_identity = "example.com"
   package_dir           = "../../../tests/terraform/fixtures/packages"
@@ -102,5 +109,24 @@ run "dev_can_send_with_an_identity_prod_owns" {
   assert {
     condition     = module.pipeline.email_worker_settings.reserved_concurrent_executions == 2
     error_message = "The email worker reserves ceil(email_max_send_rate)."
+  }
+}
+
+run "dev_beside_prod_adds_its_rule_to_prods_active_rule_set" {
+  command = plan
+
+  variables {
+    inbound_reply_domain         = "reply-dev.example.com"
+    inbound_unmatched_forward_to = "sales@example.com"
+    inbound_rule_set_name        = "outreach-prod-inbound"
+  }
+
+  assert {
+    condition = (
+      module.pipeline.inbound_rule_set_name == "outreach-prod-inbound" &&
+      module.pipeline.inbound_rule_name == "outreach-dev-replies" &&
+      module.pipeline.inbound_processor_function_name == "outreach-dev-inbound-processor"
+    )
+    error_message = "dev's rule joins prod's active rule set (one is active per Region and account) and feeds dev's processor."
   }
 }

@@ -6,6 +6,13 @@ mock_provider "aws" {
   override_during = plan
 }
 
+# The receiving Region's provider (modules/email-inbound), mocked alike.
+mock_provider "aws" {
+  alias           = "receiving"
+  source          = "../../../tests/terraform/mocks"
+  override_during = plan
+}
+
 variables {
   package_dir = "../../../tests/terraform/fixtures/packages"
 }
@@ -80,5 +87,23 @@ run "local_listens_to_ses_events_and_one_click_unsubscribes_as_prod_does" {
       module.pipeline.soft_bounce_limit == 3
     )
     error_message = "The local root has the contact ledger, the SES event consumer (3 soft bounces) and the unsubscribe endpoint, named after the environment."
+  }
+}
+
+run "local_receives_replies_in_its_own_region_when_given_a_reply_domain" {
+  command = plan
+
+  variables {
+    inbound_reply_domain         = "reply.outreach.test"
+    inbound_unmatched_forward_to = "sales@outreach.test"
+  }
+
+  assert {
+    condition = (
+      local.receiving_region == var.region &&
+      module.pipeline.inbound_processor_function_name == "outreach-local-inbound-processor" &&
+      module.pipeline.inbound_receiving_region == "eu-central-1"
+    )
+    error_message = "On the embedded AWS the replies are received in the root's own region."
   }
 }

@@ -5,6 +5,13 @@ mock_provider "aws" {
   override_during = plan
 }
 
+# The receiving Region's provider (modules/email-inbound), mocked alike.
+mock_provider "aws" {
+  alias           = "receiving"
+  source          = "../../../tests/terraform/mocks"
+  override_during = plan
+}
+
 variables {
   email_sender_identity = "example.com"
   package_dir           = "../../../tests/terraform/fixtures/packages"
@@ -125,4 +132,66 @@ run "prod_has_its_contact_ledger_and_stops_an_address_at_three_soft_bounces" {
     condition     = output.pipeline.root_outputs.contacts_table_name == "outreach-prod-contacts" && module.pipeline.soft_bounce_limit == 3
     error_message = "prod has its contact ledger and stops an address at 3 soft bounces."
   }
+}
+
+run "prod_receives_no_replies_until_it_names_a_reply_domain" {
+  command = plan
+
+  assert {
+    condition     = module.pipeline.inbound_processor_function_name == null && output.pipeline.root_outputs.inbound_reply_domain == null && local.receiving_region == "eu-central-1"
+    error_message = "Without inbound_reply_domain prod plans no inbound resources; the receiving provider is in prod's region."
+  }
+}
+
+run "prod_receives_replies_in_its_region_once_it_names_a_reply_domain" {
+  command = plan
+
+  variables {
+    inbound_reply_domain         = "reply.example.com"
+    inbound_unmatched_forward_to = "sales@example.com"
+  }
+
+  assert {
+    condition = (
+      module.pipeline.inbound_processor_function_name == "outreach-prod-inbound-processor" &&
+      module.pipeline.inbound_receiving_region == "eu-central-1" &&
+      output.pipeline.root_outputs.inbound_mx_record == "10 inbound-smtp.eu-central-1.amazonaws.com" &&
+      module.pipeline.inbound_rule_set_name == "outreach-prod-inbound"
+    )
+    error_message = "prod's replies arrive at inbound-smtp.eu-central-1 into its own rule set and reach outreach-prod-inbound-processor."
+  }
+}
+
+run "prod_may_receive_in_another_region" {
+  command = plan
+
+  variables {
+    inbound_reply_domain         = "reply.example.com"
+    inbound_unmatched_forward_to = "sales@example.com"
+    receiving_region             = "eu-west-1"
+  }
+
+  override_data {
+    target = module.pipeline.module.email_inbound[0].data.aws_region.receiving
+    values = { name = "eu-west-1" }
+  }
+
+  assert {
+    condition = (
+      local.receiving_region == "eu-west-1" &&
+      module.pipeline.inbound_processor_settings.environment.INBOUND_BUCKET_REGION == "eu-west-1" &&
+      output.pipeline.root_outputs.inbound_mx_record == "10 inbound-smtp.eu-west-1.amazonaws.com"
+    )
+    error_message = "receiving_region moves the receiving side (the aws.receiving provider) to its Region."
+  }
+}
+
+run "prod_refuses_a_reply_domain_without_a_mailbox_for_unmatched_replies" {
+  command = plan
+
+  variables {
+    inbound_reply_domain = "reply.example.com"
+  }
+
+  expect_failures = [var.inbound_unmatched_forward_to]
 }
