@@ -97,6 +97,22 @@ class ObjectVersion:
     delete_marker: bool = False
 
 
+# Stores that hold an address's data and that the command does not erase yet: the report names them,
+# so that whoever keeps the record of the request knows what is left and where (docs/security.md,
+# Erasure).
+NOT_REACHED_FOR_AN_ADDRESS: tuple[dict[str, str], ...] = (
+    {
+        "store": "contact_ledger",
+        "why": "its record address#<address> (a stop, replies, absence, last contact) is not erased: "
+        "`outreach contacts show ADDRESS` lists it",
+    },
+    {
+        "store": "inbound_bucket",
+        "why": "received replies are not searched: they expire after the bucket's retention_days",
+    },
+)
+
+
 @dataclass
 class Inventory:
     request: ErasureRequest
@@ -320,6 +336,7 @@ def find(
             inventory.results = [v for v in every if v.key in keys]
         inventory.rows = rows
         inventory.kept.append(_suppression(str(request.address)))
+        inventory.not_checked.extend(NOT_REACHED_FOR_AN_ADDRESS)
     if results_bucket is None:
         inventory.not_checked.append(
             {"store": "results_bucket", "why": "no results bucket named (--results-bucket)"}

@@ -208,6 +208,8 @@ def test_erasing_an_address_deletes_its_email_tasks_schedules_and_the_sites_nami
     ses = boto3.client("sesv2", region_name=REGION)
     assert ses.get_suppressed_destination(EmailAddress=JANE)["SuppressedDestination"]["Reason"] == "BOUNCE"
     assert report["kept"][0]["state"].startswith("kept (BOUNCE)")
+    # AND it names the stores holding her data that it did not erase
+    assert {"contact_ledger", "inbound_bucket"} <= {entry["store"] for entry in report["not_checked"]}
     assert report["request"]["address_hash"] == address_hash(JANE)
     assert report["deleted"]["table_rows"] == 4 and report["deleted"]["email_schedules"] == 2
 
