@@ -20,7 +20,7 @@ Scheduler invokes the worker asynchronously with ``{"task_id": ...}``. Per invoc
   with a strongly consistent read after the claim, so a stop recorded before it is always seen; the
   stop's fan-out cancels the Pending tasks and leaves a claimed one to its worker. The only email that
   can go out after a stop was recorded is one whose worker read the ledger before it;
-- recipient replied (the ledger's ``replied_campaigns``, ``contacts.engagement_of``, read the same way)
+- recipient replied (the ledger's ``replied_campaigns``, in the same read: ``contacts.standing_of``)
   in this campaign, or in any campaign when the task's rules say ``reply_stops_other_campaigns``, and
   the rules say ``on_reply: stop`` (rows without rules: ``SequenceRules()``, which does): ``Cancelled``
   with ``replied: ...``;
@@ -183,10 +183,10 @@ def check_may_send(task: Task) -> list[Task]:
         if fields.step > 1:
             raise SkipEmailError(reason)
         raise PermanentEmailError(reason)
-    stop = contacts.stop_of(fields.recipient)
-    if stop is not None:
-        raise SkipEmailError(stop.reason)
-    check_not_replied(task)
+    standing = contacts.standing_of(fields.recipient)
+    if standing.stop is not None:
+        raise SkipEmailError(standing.stop.reason)
+    check_not_replied(task, standing.engagement)
     if fields.step == 1:
         return []
     earlier = task_store.email_tasks_of(task.job_id, fields.recipient, range(1, fields.step))

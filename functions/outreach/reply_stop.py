@@ -2,9 +2,9 @@
 
 The inbound processor records each person's reply on the recipient's ledger record
 (``contacts.record_reply``: the campaign in ``replied_campaigns``); the email worker reads it after its
-claim, with the stop check (``contacts.engagement_of``, one strongly consistent GetItem), so a reply
-recorded before the claim always stops the email. The task's rules decide (``SequenceRules()`` for a
-row written before rules existed: a reply stops every campaign's follow-ups):
+claim, in the same read as the stop check (``contacts.standing_of``, one strongly consistent
+BatchGetItem), so a reply recorded before the claim always stops the email. The task's rules decide
+(``SequenceRules()`` for a row written before rules existed: a reply stops every campaign's follow-ups):
 
 - ``on_reply: continue``: a reply stops nothing;
 - ``on_reply: stop``: a reply in this campaign stops it, and a reply in any other campaign too when
@@ -23,15 +23,15 @@ from outreach.task_model import Task
 _SHOWN_CAMPAIGNS = 3
 
 
-def check_not_replied(task: Task) -> None:
-    """Raise ``SkipEmailError`` (``replied: ...``) when the recipient's reply stops this email."""
+def check_not_replied(task: Task, engagement: contacts.Engagement) -> None:
+    """Raise ``SkipEmailError`` (``replied: ...``) when the recipient's reply (``engagement``, read after
+    the claim) stops this email."""
     fields = task.email
     if fields is None:
         raise UnreadableMessageError("not_an_email_task")
     rules = fields.rules or SequenceRules()
     if rules.on_reply != "stop":
         return
-    engagement = contacts.engagement_of(fields.recipient)
     when = f" (last reply {engagement.replied_at})" if engagement.replied_at else ""
     if engagement.replied_in(task.job_id):
         raise SkipEmailError(f"replied: the recipient replied in this campaign{when}")

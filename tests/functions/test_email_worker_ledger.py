@@ -5,10 +5,11 @@ task as SES message tags, which name the task back."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
-from outreach import config, contacts, ses_tags, task_store
+from outreach import clients, config, contacts, ses_tags, task_store
 from outreach.contacts import Source, State
 from outreach.errors import ConfigurationError
 from outreach.task_model import Status
@@ -129,3 +130,31 @@ def test_the_worker_stops_at_its_start_without_the_ledger(
     with pytest.raises(ConfigurationError, match="CONTACTS_TABLE"):
         invoke(email.task_id)
     assert stored_task(email.task_id).status is Status.PENDING
+
+
+def test_a_send_reads_its_recipients_ledger_records_once_for_the_stop_and_the_reply(
+    recording_ses: RecordingSes, ses: list[float], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = clients.dynamodb()
+    ledger_reads: list[list[str]] = []
+
+    class CountingLedgerReads:
+        """The DynamoDB client, noting the keys of each BatchGetItem of the contacts table."""
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+        def batch_get_item(self, **request: Any) -> Any:
+            ask = request["RequestItems"].get(config.contacts_table())
+            if ask is not None:
+                ledger_reads.append(sorted(key[contacts.KEY]["S"] for key in ask["Keys"]))
+            return real.batch_get_item(**request)
+
+    email = planned("anna@example.org")
+    task_store.create_email_tasks([email])
+    monkeypatch.setattr(clients, "dynamodb", CountingLedgerReads)
+    assert invoke(email.task_id)["outcome"] == "Sent"
+    assert ledger_reads == [
+        sorted([contacts.address_key(email.message.to), contacts.domain_key(email.message.to)])
+    ]
+    assert len(recording_ses.requests) == 1

@@ -8,6 +8,7 @@
 - ``stop_fanout``: ``cancel_open_emails``, a stop reaching every open email to the address.
 - ``engagement``: ``record_reply``, ``record_away`` and ``engagement_of``: the campaigns an address
   replied in and until when it is away (inbound mail), which never change its state.
+- ``standing``: ``standing_of`` an address, its stop and its engagement in one read (the email worker).
 
 The table is ``CONTACTS_TABLE`` (modules/contact-ledger), hash key ``contact_key``.
 """
@@ -23,6 +24,7 @@ from outreach.contacts.keys import (
     normalise_domain,
 )
 from outreach.contacts.reads import KEY, stop_of, stops_of
+from outreach.contacts.standing import Standing, standing_of
 from outreach.contacts.states import WHY_CHARS, Source, State, Stop
 from outreach.contacts.stop_fanout import FanOut, cancel_open_emails
 from outreach.contacts.writes import clean_why, record_contacted, record_soft_bounce, record_stop, unblock
@@ -35,6 +37,7 @@ __all__ = [
     "Engagement",
     "FanOut",
     "Source",
+    "Standing",
     "State",
     "Stop",
     "address_key",
@@ -50,6 +53,7 @@ __all__ = [
     "record_reply",
     "record_soft_bounce",
     "record_stop",
+    "standing_of",
     "stop_of",
     "stops_of",
     "unblock",

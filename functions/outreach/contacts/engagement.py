@@ -1,9 +1,9 @@
 """What an address did with our mail: the campaigns it replied in, and until when it is away.
 
 The inbound processor writes both on the address's ledger record (``address#<normalised address>``),
-and the email worker reads them after its claim (``engagement_of``, a strongly consistent
-BatchGetItem of the one record, the call and key condition the worker already has for its stop read:
-https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html):
+and the email worker reads them after its claim in the read of its stop (``contacts.standing_of``);
+``engagement_of`` reads them alone. Both are strongly consistent BatchGetItems:
+https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html
 
 - ``replied_campaigns`` (a string set) holds each campaign the address answered a person's reply in,
   ``replied_at`` the time of the latest reply (moved forward only). ``record_reply`` ADDs the campaign

@@ -8,7 +8,8 @@ address's on a tie).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from outreach import config
 from outreach.contacts.keys import address_key, domain_key
@@ -18,11 +19,16 @@ from outreach.task_store.items import batch_get
 KEY = "contact_key"
 
 
-def _stops(keys: Iterable[str]) -> dict[str, Stop]:
-    """The stop of each of ``keys`` whose record stops sending (BatchGetItem, 100 keys a call, every
+def records(keys: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """The stored record of each of ``keys`` that exists, by key (BatchGetItem, 100 keys a call, every
     ``UnprocessedKeys`` asked for again)."""
+    return {str(row[KEY]): row for row in batch_get(list(keys), table=config.contacts_table(), key_name=KEY)}
+
+
+def _stops(keys: Iterable[str]) -> dict[str, Stop]:
+    """The stop of each of ``keys`` whose record stops sending."""
     found: dict[str, Stop] = {}
-    for row in batch_get(list(keys), table=config.contacts_table(), key_name=KEY):
+    for row in records(keys).values():
         stop = Stop.from_item(row)
         if stop is not None:
             found[stop.key] = stop
@@ -35,15 +41,23 @@ def _higher(address_stop: Stop | None, domain_stop: Stop | None) -> Stop | None:
     return address_stop
 
 
+def stop_in(found: Mapping[str, Mapping[str, Any]], address: str) -> Stop | None:
+    """What stops sending to ``address`` among the ``found`` records (by key): its record's stop or its
+    domain's, the higher rank; ``None`` when neither stops it."""
+    own, domain = (found.get(key) for key in (address_key(address), domain_key(address)))
+    return _higher(
+        Stop.from_item(own) if own is not None else None,
+        Stop.from_item(domain) if domain is not None else None,
+    )
+
+
 def stop_of(address: str) -> Stop | None:
     """What stops sending to ``address`` (its record or its domain's, the higher rank), or ``None``.
 
     ``MalformedFieldError`` for a non-address (naming ``address``) or a stored record no reader can
     trust (naming its field): either way nothing may be sent on it.
     """
-    own, domain = address_key(address), domain_key(address)
-    found = _stops([own, domain])
-    return _higher(found.get(own), found.get(domain))
+    return stop_in(records([address_key(address), domain_key(address)]), address)
 
 
 def stops_of(addresses: Iterable[str]) -> dict[str, Stop]:

@@ -1,0 +1,36 @@
+"""What the email worker reads of its recipient after the claim: the stop and the engagement, in one read.
+
+Both live on the address's ledger record (the stop also on its domain's), so one strongly consistent
+BatchGetItem of the two keys answers both questions a send asks: is the address (or its domain)
+stopped, and did the person reply or say they are away. A stop or a reply recorded before the read
+began is seen:
+https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from outreach.contacts.engagement import Engagement
+from outreach.contacts.keys import address_key, domain_key
+from outreach.contacts.reads import records, stop_in
+from outreach.contacts.states import Stop
+
+
+@dataclass(frozen=True)
+class Standing:
+    """An address's stop (``None``: nothing stops it) and its replies and absence."""
+
+    stop: Stop | None
+    engagement: Engagement
+
+
+def standing_of(address: str) -> Standing:
+    """The stop and the engagement of ``address``, from one read of its record and its domain's.
+
+    ``MalformedFieldError`` for a non-address (naming ``address``) or a stored field no reader can
+    trust (naming it): either way nothing may be sent on it.
+    """
+    own = address_key(address)
+    found = records([own, domain_key(address)])
+    return Standing(stop_in(found, address), Engagement.from_item(found.get(own, {})))
