@@ -50,6 +50,11 @@ def next_open(window: SendWindow, instant: datetime) -> datetime:
 
 
 def add_local_days(window: SendWindow, instant: datetime, days: int) -> datetime:
-    """``instant`` moved ``days`` calendar days on in the window's zone (same wall time), in UTC."""
-    local = instant.astimezone(window.zone).replace(tzinfo=None) + timedelta(days=days)
-    return local.replace(tzinfo=window.zone).astimezone(UTC)
+    """``instant`` moved ``days`` calendar days on in the window's zone (same wall time), in UTC.
+
+    A wall time the clocks repeat keeps its reading (``fold``): datetime arithmetic resets it to the
+    first, which would put an instant read in the repeated hour up to an hour before itself.
+    """
+    local = instant.astimezone(window.zone)
+    moved = local.replace(tzinfo=None) + timedelta(days=days)
+    return moved.replace(tzinfo=window.zone, fold=local.fold).astimezone(UTC)

@@ -181,6 +181,22 @@ def test_window_opens_twice_in_a_repeated_hour() -> None:
     )
 
 
+@pytest.mark.parametrize("follow_up_days", [0, 7])
+def test_a_start_in_the_second_reading_of_a_repeated_hour_plans_nothing_before_it(follow_up_days: int) -> None:
+    steps: list[dict[str, Any]] = [{"subject": "Hi {{ company }}", "text": "t"}]
+    if follow_up_days:
+        steps.append({"after_days": follow_up_days, "subject": "Again", "text": "t"})
+    window = {"weekdays": list(WEEKDAYS), "start": "00:00", "end": "02:00", "timezone": "Australia/Lord_Howe"}
+    campaign = parse_campaign(campaign_data(window=window, max_per_minute=1, steps=steps))
+    # 5 April 2026: Lord Howe's clocks go back half an hour at 02:00, so 01:30-02:00 happens twice;
+    # 15:00 UTC is 01:30 of the second reading (+10:30).
+    start = datetime(2026, 4, 4, 15, 0, tzinfo=UTC)
+    emails = plan_campaign(campaign, _recipients(3), start).emails
+    firsts = sorted(e.send_at.astimezone(UTC) for e in emails if e.step == 1)
+    assert firsts == [start + timedelta(minutes=n) for n in range(3)]
+    assert all(e.send_at >= start for e in emails)
+
+
 def _without_message_caps(monkeypatch: pytest.MonkeyPatch) -> None:
     """The message caps (``message_caps``) keep every message under the row limit; lifted here so that
     the row's own check, the backstop behind them, is what refuses."""
