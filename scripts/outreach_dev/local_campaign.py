@@ -42,6 +42,11 @@ _WINDOW = {
 }
 
 
+# What the campaign lint asks every body to say (the sender's postal address, an unsubscribe link).
+POSTAL_ADDRESS = "Local Outreach, 1 Example Street, 10115 Berlin, Germany"
+FOOTER = "\n{{ postal_address }}\nUnsubscribe: {{ unsubscribe }}\n"
+
+
 def campaign_file(campaign_id: str, identity: str, reply_domain: str | None = None) -> dict[str, Any]:
     """A two-step campaign sent from an address of the SES identity applied to the local root; with
     ``reply_domain``, replies come back to the pipeline and are forwarded to ``reply_to``."""
@@ -53,9 +58,13 @@ def campaign_file(campaign_id: str, identity: str, reply_domain: str | None = No
         "reply_to": f"replies@{domain}",
         "window": _WINDOW,
         "max_per_minute": 60,
+        "postal_address": POSTAL_ADDRESS,
         "steps": [
-            {"subject": "A question for {{ company }}", "text": "Hello {{ company }},\nshall we talk?\n"},
-            {"after_days": 1, "subject": "Re: A question for {{ company }}", "text": "Any news?\n"},
+            {
+                "subject": "A question for {{ company }}",
+                "text": "Hello {{ company }},\nshall we talk?\n" + FOOTER,
+            },
+            {"after_days": 1, "subject": "Re: A question for {{ company }}", "text": "Any news?\n" + FOOTER},
         ],
     }
     if reply_domain:

@@ -30,7 +30,13 @@ from embedded_aws.ses_outcomes import ses_outcomes
 from embedded_aws.ses_v2 import SentEmail, sent_emails
 from outreach import contacts, ses_tags
 from outreach.task_model import Kind
-from outreach_dev.local_campaign import PLANNING_ALLOWANCE_SECONDS, email_flags, send_all
+from outreach_dev.local_campaign import (
+    FOOTER,
+    PLANNING_ALLOWANCE_SECONDS,
+    POSTAL_ADDRESS,
+    email_flags,
+    send_all,
+)
 from outreach_dev.local_run import outreach_command
 from tests.e2e.conftest import E2E
 
@@ -72,10 +78,11 @@ def _write_files(directory: Path, identity: str, campaign_id: str) -> tuple[Path
                 "reply_to": f"replies@{domain}",
                 "window": _WINDOW,
                 "max_per_minute": 120,
+                "postal_address": POSTAL_ADDRESS,
                 "steps": [
-                    {"subject": "A question for {{ company }}", "text": "Hello,\n{{ unsubscribe }}\n"},
-                    {"after_days": 1, "subject": "Re: A question", "text": "Any news?\n{{ unsubscribe }}\n"},
-                    {"after_days": 1, "subject": "Last note", "text": "Last one.\n{{ unsubscribe }}\n"},
+                    {"subject": "A question for {{ company }}", "text": "Hello,\n" + FOOTER},
+                    {"after_days": 1, "subject": "Re: A question", "text": "Any news?\n" + FOOTER},
+                    {"after_days": 1, "subject": "Last note", "text": "Last one.\n" + FOOTER},
                 ],
             }
         )

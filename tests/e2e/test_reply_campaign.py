@@ -38,7 +38,7 @@ from embedded_aws.ses_v2 import SentEmail
 from outreach import contacts, ses_message_ids
 from outreach.email_task import parse_utc_iso
 from outreach.inbound import Kind, classify_raw
-from outreach_dev.local_campaign import PLANNING_ALLOWANCE_SECONDS, send_all
+from outreach_dev.local_campaign import FOOTER, PLANNING_ALLOWANCE_SECONDS, POSTAL_ADDRESS, send_all
 from tests.e2e import reply_scenario as cast
 from tests.e2e.conftest import E2E
 from tests.e2e.reply_status import (
@@ -86,10 +86,15 @@ def _write_files(directory: Path, identity: str) -> tuple[Path, Path]:
                 "reply_domain": LOCAL_REPLY_DOMAIN,
                 "window": {**window, "timezone": "Europe/Berlin"},
                 "max_per_minute": MAX_PER_MINUTE,
+                "postal_address": POSTAL_ADDRESS,
                 "steps": [
-                    {"subject": "A question for {{ company }}", "text": "Hello,\nshall we talk?\n"},
-                    {"after_days": 1, "subject": "Re: A question for {{ company }}", "text": "Any news?\n"},
-                    {"after_days": 1, "subject": "Last note", "text": "Last one.\n"},
+                    {"subject": "A question for {{ company }}", "text": "Hello,\nshall we talk?\n" + FOOTER},
+                    {
+                        "after_days": 1,
+                        "subject": "Re: A question for {{ company }}",
+                        "text": "Any news?\n" + FOOTER,
+                    },
+                    {"after_days": 1, "subject": "Last note", "text": "Last one.\n" + FOOTER},
                 ],
             }
         )

@@ -54,8 +54,19 @@ def check_job_kind(job_id: str, kind: Kind) -> None:
         raise JobKindConflictError(job_id, job_kind_of(row), kind)
 
 
-def record_job(job_id: str, *, kind: Kind, source: str, tasks: int, created_by: str) -> None:
+def record_job(
+    job_id: str,
+    *,
+    kind: Kind,
+    source: str,
+    tasks: int,
+    created_by: str,
+    waivers: Mapping[str, str] | None = None,
+) -> None:
     """Write or refresh the job's row; the first creation time and creator are kept on a re-run.
+
+    ``waivers`` (a campaign's lint rules turned off, each with its reason) are kept as
+    ``compliance_waivers``, those of the latest run.
 
     ``kind`` is what the job's tasks are (``scrape`` for ``job create``, ``email`` for a campaign),
     kept as ``job_kind``. The write is conditional: no row yet, or a row of the same kind (a row
@@ -73,7 +84,7 @@ def record_job(job_id: str, *, kind: Kind, source: str, tasks: int, created_by: 
                 "SET kind = :kind, job_id = :job, job_kind = :job_kind, "
                 "created_at = if_not_exists(created_at, :now), "
                 "created_by = if_not_exists(created_by, :by), updated_at = :now, #source = :source, "
-                "task_count = :tasks"
+                "task_count = :tasks" + (", compliance_waivers = :waivers" if waivers is not None else "")
             ),
             ConditionExpression=(
                 "attribute_not_exists(task_id) OR job_kind = :job_kind "
@@ -90,6 +101,7 @@ def record_job(job_id: str, *, kind: Kind, source: str, tasks: int, created_by: 
                     ":by": created_by,
                     ":source": source,
                     ":tasks": tasks,
+                    **({":waivers": dict(waivers)} if waivers is not None else {}),
                 }
             ),
         )

@@ -12,7 +12,9 @@ scheme and host (or mailto: address) out before any placeholder (:mod:`.unsubscr
 one, every email links to the environment's one-click unsubscribe endpoint (:mod:`.one_click_links`).
 Optionally a ``reply_domain`` (replies come back to the pipeline, each email with its own reply
 address), ``stop_rules`` (what a reply and an out-of-office do) and, per follow-up, ``threaded``
-(:mod:`.stop_rules`); a ``Re:`` subject only on a threaded step.
+(:mod:`.stop_rules`). What the law asks of the sender: ``postal_address``, ``eu_recipients`` with
+``data_source``, and ``compliance_waivers`` (a rule of the campaign lint turned off, with the reason):
+the lint itself is :mod:`.compliance`.
 
 The file itself is a stranger's text too: at most 4 MiB are read (ten steps of the largest text and
 HTML bodies are under 4 MiB), and data nested too deeply for the parser (YAML or JSON; a campaign has
@@ -22,6 +24,7 @@ four levels) is refused with its reason, not a RecursionError.
 from __future__ import annotations
 
 import json
+import unicodedata
 from datetime import time
 from email.utils import getaddresses
 from pathlib import Path
@@ -36,7 +39,6 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
-    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -46,13 +48,9 @@ from outreach import ses_tags
 from outreach.email_task import check_header
 from outreach.errors import InvalidJobInputError, MalformedFieldError, UnsafeEmailError
 from outreach.task_ids import validate_job_id
+from outreach_operator.campaigns.compliance.rule_ids import RULE_IDS
 from outreach_operator.campaigns.rendering import compile_template
-from outreach_operator.campaigns.stop_rules import (
-    StopRules,
-    checked_reply_domain,
-    is_reply_subject,
-    owner_address,
-)
+from outreach_operator.campaigns.stop_rules import StopRules, checked_reply_domain, owner_address
 from outreach_operator.campaigns.unsubscribe_uri import origin_of
 from outreach_operator.errors import TemplateProblemError
 
@@ -101,6 +99,30 @@ def _unsubscribe(value: str) -> str:
 
 
 Mailbox = Annotated[str, AfterValidator(_mailbox)]
+# What a campaign states to its recipients: one line of plain text, as the bodies show it.
+MAX_STATEMENT_CHARS = 300
+MAX_WAIVER_REASON_CHARS = 500
+MIN_WAIVER_REASON_CHARS = 10
+
+
+def _one_line(value: str, most: int, least: int = 1) -> str:
+    value = value.strip()
+    if not least <= len(value) <= most:
+        raise ValueError(f"{least} to {most} characters, got {len(value)}")
+    if any(unicodedata.category(char) == "Cc" for char in value):
+        raise ValueError("one line of text: no control characters (write a comma for a line break)")
+    return value
+
+
+def _statement(value: str) -> str:
+    return _one_line(value, MAX_STATEMENT_CHARS)
+
+
+def _waiver_reason(value: str) -> str:
+    return _one_line(value, MAX_WAIVER_REASON_CHARS, MIN_WAIVER_REASON_CHARS)
+
+
+Statement = Annotated[str, AfterValidator(_statement)]
 
 
 class SendWindow(BaseModel):
@@ -171,7 +193,8 @@ class Step(BaseModel):
 
     ``threaded``: a follow-up goes out in the thread of the earlier steps (In-Reply-To, References);
     unset, a follow-up is and the first step is not (the first step is the only one with
-    ``after_days`` 0). Only a threaded step's subject may start with ``Re:``."""
+    ``after_days`` 0). Only a threaded step's subject may start with ``Re:`` (the lint's
+    ``misleading-subject``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -184,14 +207,6 @@ class Step(BaseModel):
     @property
     def is_threaded(self) -> bool:
         return self.threaded if self.threaded is not None else self.after_days >= 1
-
-    @field_validator("subject")
-    @classmethod
-    def _re_only_when_threaded(cls, source: str, info: ValidationInfo) -> str:
-        after_days, threaded = info.data.get("after_days", 0), info.data.get("threaded")
-        if is_reply_subject(source) and not (threaded if threaded is not None else after_days >= 1):
-            raise ValueError("a subject starting with 'Re:' needs a threaded step (threaded: true)")
-        return source
 
     @field_validator("subject", "text")
     @classmethod
@@ -228,6 +243,32 @@ class Campaign(BaseModel):
     # None: replies go to reply_to and the pipeline never sees them.
     reply_domain: Annotated[str, AfterValidator(checked_reply_domain)] | None = None
     stop_rules: StopRules = StopRules()
+    # The sender's postal address ({{ postal_address }} in the bodies; the lint's postal-address).
+    postal_address: Statement | None = None
+    # Whether recipients are in the EU; then data_source says where their addresses came from.
+    eu_recipients: bool = False
+    data_source: Statement | None = None
+    # A rule of the lint turned off: its name and why (recorded on the campaign's job row).
+    compliance_waivers: dict[str, Annotated[str, AfterValidator(_waiver_reason)]] = Field(
+        default_factory=dict, max_length=len(RULE_IDS)
+    )
+
+    def waives(self, rule: str) -> bool:
+        """Whether the campaign turned the lint's ``rule`` off."""
+        return rule in self.compliance_waivers
+
+    def sender_statements(self) -> dict[str, str]:
+        """The campaign's own placeholders that the law asks for: those it states."""
+        found = {"postal_address": self.postal_address, "data_source": self.data_source}
+        return {name: value for name, value in found.items() if value is not None}
+
+    @field_validator("compliance_waivers")
+    @classmethod
+    def _known_rules(cls, waivers: dict[str, str]) -> dict[str, str]:
+        unknown = sorted(set(waivers) - set(RULE_IDS))
+        if unknown:
+            raise ValueError(f"unknown lint rules {unknown}; the rules are {', '.join(RULE_IDS)}")
+        return waivers
 
     def threaded(self, step: int) -> bool:
         """Whether step ``step`` (1-based) goes out in the thread of the earlier steps."""

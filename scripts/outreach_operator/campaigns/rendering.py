@@ -9,9 +9,10 @@ makes a missing placeholder an error that names it at scheduling time instead of
 is autoescaped: values come from scraped websites and CSV files, neither trusted as markup.
 
 The placeholders are the recipient's values (CSV columns, or a scraped site's company, website and
-e-mail), ``email`` (the recipient address), ``campaign_id``, ``step`` and ``unsubscribe`` (the rendered
+e-mail), ``email`` (the recipient address), ``campaign_id``, ``step``, ``unsubscribe`` (the rendered
 List-Unsubscribe target, for a link in the body: the campaign's own template, or, for a campaign
-without one, the environment's one-click link for this recipient and step, ``one_click_links``).
+without one, the environment's one-click link for this recipient and step, ``one_click_links``) and
+the campaign's ``postal_address`` and ``data_source`` when it states them (``compliance``).
 Headers are checked by ``EmailMessage`` itself: a value with CR or LF in the subject is refused,
 naming the field.
 
@@ -26,7 +27,8 @@ percent-encoded (``unsubscribe_uri``). Every failure of a template, whatever it 
 A campaign with a ``reply_domain`` (``stop_rules``) gives each email its own Reply-To, the reply
 address of its task (``reply_addresses``), and, without an ``unsubscribe`` of its own, names the reply
 domain's unsubscribe mailbox in List-Unsubscribe beside the one-click link. A rendered subject that
-starts with ``Re:`` is refused on a step that is not threaded.
+starts with ``Re:`` or ``Fwd:`` is refused on a step that is not threaded, unless the campaign turned
+the ``misleading-subject`` rule off (``compliance``).
 """
 
 from __future__ import annotations
@@ -35,11 +37,12 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
-from jinja2 import StrictUndefined, Template, TemplateError, TemplateSyntaxError
+from jinja2 import StrictUndefined, Template, TemplateError, TemplateSyntaxError, meta
 
 from outreach.email_task import EmailMessage
 from outreach.errors import UnsafeEmailError
 from outreach_operator.campaigns import message_caps, unsubscribe_uri
+from outreach_operator.campaigns.compliance.rule_ids import MISLEADING_SUBJECT
 from outreach_operator.campaigns.html_links import link_problem
 from outreach_operator.campaigns.stop_rules import is_reply_subject, unsubscribe_mailto
 from outreach_operator.campaigns.subject_characters import invisible_character
@@ -79,6 +82,13 @@ def compile_template(source: str, kind: Kind = "text") -> Template:
         raise TemplateProblemError(f"template error: {exc}") from exc
     except RecursionError as exc:
         raise TemplateProblemError("template error: nested too deeply to compile") from exc
+
+
+def template_variables(source: str, kind: Kind = "text") -> frozenset[str]:
+    """The placeholders ``source`` takes from its values (Jinja2's ``meta.find_undeclared_variables``:
+    a name the template sets itself does not count); TemplateProblemError as ``compile_template``."""
+    compile_template(source, kind)
+    return frozenset(meta.find_undeclared_variables(_ENVIRONMENTS[kind].parse(source)))
 
 
 def render_template(
@@ -143,6 +153,7 @@ def render_step(
     definition = campaign.steps[step - 1]
     context = {name: value for name, value in values.items() if value != ""}
     context.update(email=recipient, campaign_id=campaign.campaign_id, step=str(step))
+    context.update(campaign.sender_statements())
     context["unsubscribe"] = _unsubscribe(campaign, context, step, recipient, links)
     prefix = f"steps.{step - 1}"
     subject = render_template(
@@ -151,8 +162,10 @@ def render_step(
     invisible = invisible_character(subject)
     if invisible is not None:
         raise RenderError(f"{prefix}.subject", invisible)
-    if is_reply_subject(subject) and not campaign.threaded(step):
-        raise RenderError(f"{prefix}.subject", "starts with 'Re:' after rendering: the step is not threaded")
+    if is_reply_subject(subject) and not campaign.threaded(step) and not campaign.waives(MISLEADING_SUBJECT):
+        raise RenderError(
+            f"{prefix}.subject", "starts with 'Re:' or 'Fwd:' after rendering: the step is not threaded"
+        )
     text = render_template(f"{prefix}.text", definition.text, context, cap=message_caps.TEXT_BYTES)
     html = ""
     if definition.html:

@@ -22,8 +22,9 @@ List-Unsubscribe, after the one-click https URI (RFC 8058 §3.1). Without a ``re
 go to ``reply_to`` as they always did, and the pipeline learns of them only if that mailbox is routed
 to the reply domain (docs/deploying.md).
 
-A subject that starts with ``Re:`` (any case, in the template or after rendering) claims to answer
-something: it is refused on a step that is not threaded (``steps.N.subject``). The planner stores the
+A subject that starts with ``Re:`` or ``Fwd:`` (any case, in the template or after rendering) claims to
+answer or pass on something: the campaign lint refuses it on a step that is not threaded
+(``steps.N.subject``, rule ``misleading-subject`` in ``compliance``). The planner stores the
 rules on every email (``sequence_rules_of``) and the dry run prints them (``stop_rules_report``).
 """
 
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 # The local part of the unsubscribe mailbox on the reply domain (the inbound processor's
 # UNSUBSCRIBE_LOCAL_PART, whose default in the modules is the same).
 UNSUBSCRIBE_LOCAL_PART = "unsubscribe"
-_REPLY_SUBJECT = re.compile(r"\s*re\s*:", re.IGNORECASE)
+_REPLY_SUBJECT = re.compile(r"\s*(?:re|fwd?)\s*:", re.IGNORECASE)
 _DOMAIN = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+")
 # A reply address is ``reply+`` and 33 characters of token, ``@`` and the domain: at most 254 in all.
 _MAX_REPLY_DOMAIN_CHARS = 254 - len("reply+0123456789abcdef.0123456789abcdef@")
@@ -63,7 +64,8 @@ class StopRules(BaseModel):
 
 
 def is_reply_subject(subject: str) -> bool:
-    """Whether ``subject`` starts with ``Re:`` (any case, spaces around it allowed)."""
+    """Whether ``subject`` starts with ``Re:``, ``Fwd:`` or ``Fw:`` (any case, spaces around it
+    allowed): it claims to answer or pass on an earlier mail."""
     return _REPLY_SUBJECT.match(subject) is not None
 
 

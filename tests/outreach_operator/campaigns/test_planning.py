@@ -182,7 +182,9 @@ def test_window_opens_twice_in_a_repeated_hour() -> None:
 
 
 @pytest.mark.parametrize("follow_up_days", [0, 7])
-def test_a_start_in_the_second_reading_of_a_repeated_hour_plans_nothing_before_it(follow_up_days: int) -> None:
+def test_a_start_in_the_second_reading_of_a_repeated_hour_plans_nothing_before_it(
+    follow_up_days: int,
+) -> None:
     steps: list[dict[str, Any]] = [{"subject": "Hi {{ company }}", "text": "t"}]
     if follow_up_days:
         steps.append({"after_days": follow_up_days, "subject": "Again", "text": "t"})

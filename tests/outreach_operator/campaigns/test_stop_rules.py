@@ -13,6 +13,8 @@ from outreach.email_task import email_reply_handle
 from outreach.reply_token import task_of_reply_address
 from outreach.sequence_rules import SequenceRules
 from outreach_operator.campaigns.campaign_file import CampaignFileError, parse_campaign
+from outreach_operator.campaigns.compliance.lint import lint_campaign
+from outreach_operator.campaigns.compliance.rule_ids import MISLEADING_SUBJECT
 from outreach_operator.campaigns.one_click_links import OneClickLinks
 from outreach_operator.campaigns.planning import plan_campaign
 from outreach_operator.campaigns.recipients import Recipient
@@ -33,6 +35,12 @@ def _error(data: dict[str, Any]) -> str:
     with pytest.raises(CampaignFileError) as caught:
         parse_campaign(data)
     return str(caught.value)
+
+
+def _refused(data: dict[str, Any]) -> str:
+    """What the campaign lint's misleading-subject rule refuses in ``data``, one finding a line."""
+    [verdict] = [v for v in lint_campaign(parse_campaign(data)).verdicts if v.rule.name == MISLEADING_SUBJECT]
+    return "\n".join(f"{f.field}: {f.problem}" for f in verdict.findings)
 
 
 def _steps(*subjects: str, threaded: tuple[bool | None, ...] = ()) -> list[dict[str, Any]]:
@@ -116,16 +124,19 @@ def test_a_stop_rule_reply_domain_or_thread_no_campaign_can_have_is_refused_nami
     assert named in _error(campaign_data(**changes))
 
 
-@pytest.mark.parametrize("subject", ["Re: About you", "RE: About you", "re:About you", "  Re : About you"])
-def test_a_re_subject_is_refused_on_the_first_step_naming_it(subject: str) -> None:
-    assert "steps.0.subject: a subject starting with 'Re:' needs a threaded step" in _error(
+@pytest.mark.parametrize(
+    "subject",
+    ["Re: About you", "RE: About you", "re:About you", "  Re : About you", "Fwd: About you", "FW: x"],
+)
+def test_a_re_or_fwd_subject_is_refused_on_the_first_step_naming_it(subject: str) -> None:
+    assert "steps.0.subject: starts with 'Re:' or 'Fwd:' on a step that is not threaded" in _refused(
         campaign_data(steps=_steps(subject, "b"))
     )
 
 
 def test_a_re_subject_is_refused_on_a_follow_up_that_is_not_threaded_and_allowed_on_one_that_is() -> None:
-    message = _error(campaign_data(steps=_steps("a", "Re: a", "Re: a", threaded=(None, False, None))))
-    assert "steps.1.subject: a subject starting with 'Re:'" in message
+    message = _refused(campaign_data(steps=_steps("a", "Re: a", "Re: a", threaded=(None, False, None))))
+    assert "steps.1.subject: starts with 'Re:'" in message
     assert "steps.2.subject" not in message
     assert parse_campaign(campaign_data(steps=_steps("a", "Re: a", threaded=(None, True)))).threaded(2)
 
@@ -143,7 +154,7 @@ def test_a_subject_that_renders_to_re_on_an_unthreaded_step_refuses_its_row() ->
     plan = plan_campaign(campaign, recipients, START)
     [rejected] = plan.rejected
     assert rejected.row == 2
-    assert rejected.reason.startswith("steps.0.subject: starts with 'Re:' after rendering")
+    assert rejected.reason.startswith("steps.0.subject: starts with 'Re:' or 'Fwd:' after rendering")
     assert {email.message.to for email in plan.emails} == {"b@example.org"}
 
 

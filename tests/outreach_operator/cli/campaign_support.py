@@ -27,6 +27,8 @@ RECIPIENTS = EXAMPLES / "recipients.csv"
 CAMPAIGN_ID = "spring-outreach-2027"
 GROUP = "outreach-test-email"
 START = "2027-03-01T08:00:00"  # a Monday, an hour before the example's window opens in Berlin
+# What the campaign lint asks each body of the example campaign to state (compliance.rules).
+STATEMENTS = "\n{{ unsubscribe }}\n{{ postal_address }}\nFrom {{ data_source }}.\n"
 
 
 def schedule_example(

@@ -21,7 +21,14 @@ from outreach_operator import task_actions
 from outreach_operator.campaigns import message_caps
 from outreach_operator.cli.campaigns import quota as campaign_quota
 from outreach_operator.cli.targets import resolve
-from tests.outreach_operator.cli.campaign_support import CAMPAIGN, CAMPAIGN_ID, GROUP, RECIPIENTS, START
+from tests.outreach_operator.cli.campaign_support import (
+    CAMPAIGN,
+    CAMPAIGN_ID,
+    GROUP,
+    RECIPIENTS,
+    START,
+    STATEMENTS,
+)
 from tests.outreach_operator.cli.campaign_support import campaign_file as _campaign
 from tests.outreach_operator.cli.campaign_support import csv_file as _csv
 from tests.outreach_operator.cli.campaign_support import email_items as _email_items
@@ -351,9 +358,7 @@ def test_a_non_ascii_local_part_is_refused_at_dry_run_naming_the_row(
 def test_a_campaign_of_60_kb_messages_to_200_recipients_schedules_without_a_transaction_error(
     run: Run, resources: Resources, email_flags: list[str], tmp_path: Path
 ) -> None:
-    body = (
-        "Hello {{ company }},\n" + "we would like to show you how we work.\n" * 1600 + "{{ unsubscribe }}\n"
-    )
+    body = "Hello {{ company }},\n" + "we would like to show you how we work.\n" * 1600 + STATEMENTS
     assert len(body) > 60 * 1024
     steps = [
         {"subject": "About {{ company }}", "text": body},
@@ -378,8 +383,8 @@ def test_a_recipient_whose_task_row_is_over_400_kb_is_refused_at_dry_run_naming_
     monkeypatch.setattr(message_caps, "MESSAGE_BYTES", 1024 * 1024)
     notes = "{{ notes }}" * 5
     steps = [
-        {"subject": "About {{ company }}", "text": "Hi"},
-        {"after_days": 4, "subject": "Re", "text": notes},
+        {"subject": "About {{ company }}", "text": "Hi" + STATEMENTS},
+        {"after_days": 4, "subject": "Re", "text": notes + STATEMENTS},
     ]
     campaign = _campaign(tmp_path, steps=steps)
     long_notes = "n" * 90_000  # five times in the follow-up: 450 KB
@@ -405,8 +410,8 @@ def test_a_recipient_whose_text_is_over_128_kib_is_refused_at_dry_run_naming_the
     run: Run, resources: Resources, tmp_path: Path
 ) -> None:
     steps = [
-        {"subject": "About {{ company }}", "text": "Hi"},
-        {"after_days": 4, "subject": "Re", "text": "{{ notes }}" * 5},
+        {"subject": "About {{ company }}", "text": "Hi" + STATEMENTS},
+        {"after_days": 4, "subject": "Re", "text": "{{ notes }}" * 5 + STATEMENTS},
     ]
     campaign = _campaign(tmp_path, steps=steps)
     recipients = _csv(

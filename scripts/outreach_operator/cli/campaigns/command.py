@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from outreach_operator.cli.campaigns.cancel import cancel_campaign
+from outreach_operator.cli.campaigns.check import check_campaign
 from outreach_operator.cli.campaigns.schedule import schedule_campaign
 from outreach_operator.cli.campaigns.status import campaign_status
 from outreach_operator.cli.output import session
@@ -47,6 +48,15 @@ def schedule(
     schedule_campaign(
         session(ctx), campaign_path, recipients_path, from_job, start, skip_invalid, operator, dry_run
     )
+
+
+@campaign.command("check")
+@click.argument("campaign_path", type=click.Path(path_type=Path, dir_okay=False, exists=True))
+@click.pass_context
+def check(ctx: click.Context, campaign_path: Path) -> None:
+    """Run the campaign lint (unsubscribe link, postal address, data source, subjects) on a file:
+    each rule's verdict and source; exit 2 when one refuses it, as campaign schedule would."""
+    check_campaign(session(ctx), campaign_path)
 
 
 @campaign.command("status")

@@ -9,7 +9,9 @@ written (and in a dry run) the recipients the contact ledger stops are left out 
 (``stopped``), a campaign without its own ``unsubscribe`` gets the one-click link of each recipient
 and step (``default_unsubscribe``), a campaign with a ``reply_domain`` the reply address of each
 (``reply_addresses``, made with the same key), and the plan is held against the account's SES sending
-quota (``quota``). The report (and the dry run) shows the stop rules (``stop_rules_report``).
+quota (``quota``). The report (and the dry run) shows the stop rules (``stop_rules_report``). First
+of all the campaign lint runs (``compliance``): a campaign it refuses is refused before anything is
+read or planned, and the reasons of the rules a campaign turned off are recorded on its job row.
 """
 
 from __future__ import annotations
@@ -24,11 +26,12 @@ from outreach import clock, errors, task_store
 from outreach.email_schedules import ScheduleTarget
 from outreach.email_task import PlannedEmail
 from outreach.task_model import Kind
-from outreach_operator.campaigns.campaign_file import Campaign, CampaignFileError, SendWindow, load_campaign
+from outreach_operator.campaigns.campaign_file import Campaign, SendWindow
 from outreach_operator.campaigns.planning import plan_campaign
 from outreach_operator.campaigns.reply_addresses import ReplyAddresses
 from outreach_operator.campaigns.ses_identity import identity_covers
 from outreach_operator.campaigns.stop_rules import stop_rules_report
+from outreach_operator.cli.campaigns.check import load_checked, refusal
 from outreach_operator.cli.campaigns.default_unsubscribe import one_click_links, unsubscribe_report
 from outreach_operator.cli.campaigns.quota import check_quota
 from outreach_operator.cli.campaigns.recipient_sources import from_csv, from_job
@@ -54,7 +57,9 @@ def schedule_campaign(
     """The campaign planned for its recipients and checked; unless ``dry_run``, recorded and written."""
     if (recipients_path is None) == (from_job_id is None):
         raise BadInput("give exactly one of --recipients FILE or --from-job ID")
-    chosen = _load(campaign_path)
+    chosen, lint = load_checked(campaign_path)
+    if lint.refused:
+        raise refusal(campaign_path, lint)
     _check_sender(s, chosen)
     first = _start(start, chosen.window)
     if recipients_path is not None:
@@ -79,6 +84,7 @@ def schedule_campaign(
         "stops": stops.report(),
         "unsubscribe": unsubscribe_report(chosen, links),
         "stop_rules": {**stop_rules_report(chosen), **(replies.report() if replies else {})},
+        "lint": lint.as_dicts(),
         "timezone": chosen.window.timezone,
         "plan": plan_by_day(plan.emails, chosen.window),
         "dry_run": dry_run,
@@ -116,6 +122,7 @@ def schedule_campaign(
                 source=f"{campaign_source}; recipients {source}",
                 tasks=len(plan.emails),
                 created_by=operator_name(operator),
+                waivers=chosen.compliance_waivers,
             )
         except errors.JobKindConflictError as exc:
             raise BadInput(str(exc)) from exc
@@ -159,13 +166,6 @@ def plan_by_day(emails: Sequence[PlannedEmail], window: SendWindow) -> list[dict
         }
         for (day, step), times in sorted(groups.items())
     ]
-
-
-def _load(path: Path) -> Campaign:
-    try:
-        return load_campaign(path)
-    except CampaignFileError as exc:
-        raise BadInput(str(exc)) from exc
 
 
 def _start(value: str | None, window: SendWindow) -> datetime:
