@@ -78,6 +78,9 @@ def _write_files(directory: Path, identity: str, campaign_id: str) -> tuple[Path
                 "reply_to": f"replies@{domain}",
                 "window": _WINDOW,
                 "max_per_minute": 120,
+                # 500 recipients at 23 domains: the default domain pacing (120 s apart) would cap the
+                # campaign at 11.5 a minute; this scenario is about listening, so the rate decides.
+                "pacing": {"domain_daily_cap": 1000, "domain_min_gap_seconds": 0},
                 "postal_address": POSTAL_ADDRESS,
                 "steps": [
                     {"subject": "A question for {{ company }}", "text": "Hello,\n" + FOOTER},

@@ -14,7 +14,8 @@ Optionally a ``reply_domain`` (replies come back to the pipeline, each email wit
 address), ``stop_rules`` (what a reply and an out-of-office do) and, per follow-up, ``threaded``
 (:mod:`.stop_rules`). What the law asks of the sender: ``postal_address``, ``eu_recipients`` with
 ``data_source``, and ``compliance_waivers`` (a rule of the campaign lint turned off, with the reason):
-the lint itself is :mod:`.compliance`.
+the lint itself is :mod:`.compliance`. ``pacing``: how often one recipient domain is mailed
+(:mod:`.domain_pacing`).
 
 The file itself is a stranger's text too: at most 4 MiB are read (ten steps of the largest text and
 HTML bodies are under 4 MiB), and data nested too deeply for the parser (YAML or JSON; a campaign has
@@ -49,6 +50,7 @@ from outreach.email_task import check_header
 from outreach.errors import InvalidJobInputError, MalformedFieldError, UnsafeEmailError
 from outreach.task_ids import validate_job_id
 from outreach_operator.campaigns.compliance.rule_ids import RULE_IDS
+from outreach_operator.campaigns.domain_pacing import Pacing
 from outreach_operator.campaigns.rendering import compile_template
 from outreach_operator.campaigns.stop_rules import StopRules, checked_reply_domain, owner_address
 from outreach_operator.campaigns.unsubscribe_uri import origin_of
@@ -243,6 +245,8 @@ class Campaign(BaseModel):
     # None: replies go to reply_to and the pipeline never sees them.
     reply_domain: Annotated[str, AfterValidator(checked_reply_domain)] | None = None
     stop_rules: StopRules = StopRules()
+    # How often one recipient domain is mailed (domain_pacing: its defaults and why).
+    pacing: Pacing = Pacing()
     # The sender's postal address ({{ postal_address }} in the bodies; the lint's postal-address).
     postal_address: Statement | None = None
     # Whether recipients are in the EU; then data_source says where their addresses came from.

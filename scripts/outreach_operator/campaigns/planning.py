@@ -2,10 +2,11 @@
 
 Steps are planned in order. The first step of every recipient is due at the start; a follow-up is due
 its ``after_days`` calendar days (in the window's zone) after the same recipient's previous step. A due
-time is moved to the next minute the window is open in that still has room under ``max_per_minute``;
-the emails of one minute are spread over its seconds. The minutes are counted over the whole campaign
-(all steps), and recipients keep their order, so the same campaign, recipients and start always give
-the same plan.
+time is moved to the next minute the window is open in that still has room under ``max_per_minute``
+and whose slot the recipient domain's pacing allows (``domain_pacing``: a cap per local day and a least
+gap between two emails to one domain); the emails of one minute are spread over its seconds. The
+minutes are counted over the whole campaign (all steps), and recipients keep their order, so the same
+campaign, recipients and start always give the same plan.
 
 A recipient whose messages cannot all be rendered (a missing placeholder, an unsafe header), or one of
 whose task rows would be too large for DynamoDB (measured as the task store will write it,
@@ -21,15 +22,17 @@ rules, the window's days and hours, the owner mailbox) and whether it is threade
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 
 from outreach import task_store
 from outreach.email_task import EmailMessage, PlannedEmail
 from outreach.item_size import ITEM_LIMIT_BYTES
 from outreach.sequence_rules import SequenceRules
 from outreach_operator.campaigns.campaign_file import Campaign, SendWindow
+from outreach_operator.campaigns.domain_pacing import DomainPacing, domain_of
 from outreach_operator.campaigns.one_click_links import OneClickLinks
 from outreach_operator.campaigns.recipients import Recipient, RejectedRow
 from outreach_operator.campaigns.rendering import render_step
@@ -43,6 +46,8 @@ from outreach_operator.errors import RenderError
 class CampaignPlan:
     emails: list[PlannedEmail] = field(default_factory=list)
     rejected: list[RejectedRow] = field(default_factory=list)
+    # Emails the domain pacing moved later than the rate and the window alone would have sent them.
+    paced: int = 0
 
 
 class _MinuteLedger:
@@ -53,23 +58,38 @@ class _MinuteLedger:
         self._per_minute = per_minute
         self._count: dict[int, int] = {}
         self._skip: dict[int, int] = {}  # a full minute -> a later minute to try next
+        self.paced = 0  # emails ``allowed`` moved past their first free slot
 
     def _open(self, minute: int) -> int:
         opened = next_open(self._window, datetime.fromtimestamp(minute * 60, UTC))
         return math.ceil(opened.timestamp() / 60)
 
-    def take(self, due: datetime) -> datetime:
-        """The send time of one more email due at ``due``: the first open minute with room."""
-        minute = self._open(math.ceil(due.timestamp() / 60))
+    def _free(self, minute: int) -> int:
+        """The first open minute at or after ``minute`` with room."""
+        minute = self._open(minute)
         full: list[int] = []
         while self._count.get(minute, 0) >= self._per_minute:
             full.append(minute)
             minute = self._open(self._skip.get(minute, minute + 1))
         for passed in full:
             self._skip[passed] = minute
-        taken = self._count.get(minute, 0)
-        self._count[minute] = taken + 1
-        return datetime.fromtimestamp(minute * 60 + taken * 60 // self._per_minute, UTC)
+        return minute
+
+    def take(self, due: datetime, allowed: Callable[[float], float]) -> datetime:
+        """The send time of one more email due at ``due``: the first slot of an open minute with room
+        that ``allowed`` (the earliest instant at or after a slot the domain's pacing allows) keeps."""
+        moment = due.timestamp()
+        moved = False
+        while True:
+            minute = self._free(math.ceil(moment / 60))
+            taken = self._count.get(minute, 0)
+            slot = minute * 60 + taken * 60 // self._per_minute
+            moment = allowed(slot)
+            if moment <= slot:
+                self._count[minute] = taken + 1
+                self.paced += moved
+                return datetime.fromtimestamp(slot, UTC)
+            moved = True
 
 
 def _render_all(
@@ -140,11 +160,15 @@ def plan_campaign(
             continue
         messages.append((recipient, rendered))
     ledger = _MinuteLedger(window, campaign.max_per_minute)
+    pacing = DomainPacing(campaign.pacing, window.zone)
     previous: list[datetime] = [start] * len(messages)
     for step, definition in enumerate(campaign.steps, start=1):
-        for index, (_, rendered) in enumerate(messages):
+        for index, (recipient, rendered) in enumerate(messages):
+            domain = domain_of(recipient.email)
             due = add_local_days(window, previous[index], definition.after_days)
-            send_at = ledger.take(due).astimezone(window.zone)
+            send_at = ledger.take(due, partial(pacing.earliest, domain)).astimezone(window.zone)
+            pacing.record(domain, send_at.timestamp())
             previous[index] = send_at
             plan.emails.append(_planned(campaign, step, send_at, rendered[step - 1], rules))
+    plan.paced = ledger.paced
     return plan

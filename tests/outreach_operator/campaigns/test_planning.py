@@ -30,8 +30,9 @@ ZONES = [
 
 
 def _recipients(count: int) -> list[Recipient]:
+    """``count`` recipients, each at a domain of its own (the domain pacing has its own tests)."""
     return [
-        Recipient(row=i + 2, source=f"r.csv:{i + 2}", email=f"r{i}@example.org", values={"company": f"C{i}"})
+        Recipient(row=i + 2, source=f"r.csv:{i + 2}", email=f"r@c{i}.example", values={"company": f"C{i}"})
         for i in range(count)
     ]
 

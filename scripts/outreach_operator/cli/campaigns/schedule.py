@@ -17,6 +17,7 @@ read or planned, and the reasons of the rules a campaign turned off are recorded
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,7 +28,8 @@ from outreach.email_schedules import ScheduleTarget
 from outreach.email_task import PlannedEmail
 from outreach.task_model import Kind
 from outreach_operator.campaigns.campaign_file import Campaign, SendWindow
-from outreach_operator.campaigns.planning import plan_campaign
+from outreach_operator.campaigns.domain_pacing import domain_of
+from outreach_operator.campaigns.planning import CampaignPlan, plan_campaign
 from outreach_operator.campaigns.reply_addresses import ReplyAddresses
 from outreach_operator.campaigns.ses_identity import identity_covers
 from outreach_operator.campaigns.stop_rules import stop_rules_report
@@ -42,6 +44,9 @@ from outreach_operator.cli.confirm import confirm_change
 from outreach_operator.cli.jobs.create import existing_task_ids
 from outreach_operator.cli.operator import operator_name
 from outreach_operator.cli.output import BadInput, Session
+
+# How many domains the report names (those with the most emails).
+_BUSIEST_DOMAINS = 5
 
 
 def schedule_campaign(
@@ -87,6 +92,7 @@ def schedule_campaign(
         "lint": lint.as_dicts(),
         "timezone": chosen.window.timezone,
         "plan": plan_by_day(plan.emails, chosen.window),
+        "pacing": pacing_report(chosen, plan),
         "dry_run": dry_run,
     }
     if rejected and not skip_invalid:
@@ -148,6 +154,21 @@ def schedule_target(s: Session) -> ScheduleTarget:
         role_arn=t.require("email_scheduler_role_arn", "--email-scheduler-role-arn"),
         dlq_arn=t.require("email_dlq_arn", "--email-dlq-arn"),
     )
+
+
+def pacing_report(campaign: Campaign, plan: CampaignPlan) -> dict[str, Any]:
+    """The domain pacing's settings and decisions: how many emails it moved later, and the domains
+    with the most emails (each with its busiest local day)."""
+    zone = campaign.window.zone
+    per_day = Counter((domain_of(e.message.to), e.send_at.astimezone(zone).date()) for e in plan.emails)
+    totals = Counter(domain_of(e.message.to) for e in plan.emails)
+    busiest = []
+    for domain, emails in totals.most_common(_BUSIEST_DOMAINS):
+        days = {day: count for (name, day), count in per_day.items() if name == domain}
+        busiest.append(
+            {"domain": domain, "emails": emails, "days": len(days), "most_in_a_day": max(days.values())}
+        )
+    return {**campaign.pacing.model_dump(), "emails_moved": plan.paced, "busiest_domains": busiest}
 
 
 def plan_by_day(emails: Sequence[PlannedEmail], window: SendWindow) -> list[dict[str, Any]]:

@@ -1,5 +1,5 @@
 """How ``campaign schedule`` looks to a person: rejected rows, the recipients the contact ledger stops,
-the plan per day and step, the unsubscribe target, the stop rules, the quota."""
+the plan per day and step, the unsubscribe target, the stop rules, the domain pacing, the quota."""
 
 from __future__ import annotations
 
@@ -53,6 +53,7 @@ def render_scheduled(console: Console, report: dict[str, Any], *, planned: bool 
             [[r["day"], r["step"], r["emails"], r["first"], r["last"]] for r in report["plan"]],
         )
     )
+    _render_pacing(console, report["pacing"])
     _render_quota(console, report["ses_quota"])
     if report["dry_run"]:
         known = "" if "existing" not in report else f" ({report['existing']:,} tasks already exist)"
@@ -95,4 +96,16 @@ def _render_quota(console: Console, quota: dict[str, Any]) -> None:
         f"SES quota in {quota['region']}: {quota['max_send_rate']:.1f}/s, {daily} "
         f"({quota['sent_last_24_hours']:,.0f} sent in the last 24 h); the plan's busiest 24 h: "
         f"{busiest['emails']:,} emails"
+    )
+
+
+def _render_pacing(console: Console, pacing: dict[str, Any]) -> None:
+    console.print(
+        table(
+            f"domain pacing: at most {pacing['domain_daily_cap']} a local day and "
+            f"{pacing['domain_min_gap_seconds']} s apart per domain; "
+            f"{pacing['emails_moved']:,} emails moved later",
+            ["domain", "emails", "days", "most in a day"],
+            [[d["domain"], d["emails"], d["days"], d["most_in_a_day"]] for d in pacing["busiest_domains"]],
+        )
     )
