@@ -1,12 +1,15 @@
 """The send plan: one PlannedEmail per recipient and step, inside the window and under the rate.
 
-Steps are planned in order. The first step of every recipient is due at the start; a follow-up is due
-its ``after_days`` calendar days (in the window's zone) after the same recipient's previous step. A due
-time is moved to the next minute the window is open in that still has room under ``max_per_minute``
-and whose slot the recipient domain's pacing allows (``domain_pacing``: a cap per local day and a least
-gap between two emails to one domain); the emails of one minute are spread over its seconds. The
-minutes are counted over the whole campaign (all steps), and recipients keep their order, so the same
-campaign, recipients and start always give the same plan.
+Each recipient's window is the campaign's days and hours in the recipient's own zone
+(``recipient_zones``: its ``timezone`` column, its domain's country, else the campaign's), and each
+email carries that zone. Steps are planned in order. The first step of every recipient is due at the
+start; a follow-up is due its ``after_days`` calendar days (in the recipient's zone) after the same
+recipient's previous step. A due time is moved to the next minute the recipient's window is open in
+that still has room under ``max_per_minute`` (counted over all recipients) and whose slot the
+recipient domain's pacing allows (``domain_pacing``: a cap per local day and a least gap between two
+emails to one domain); the emails of one minute are spread over its seconds. The minutes are counted
+over the whole campaign (all steps), and recipients keep their order, so the same campaign,
+recipients and start always give the same plan.
 
 A recipient whose messages cannot all be rendered (a missing placeholder, an unsafe header), or one of
 whose task rows would be too large for DynamoDB (measured as the task store will write it,
@@ -34,6 +37,8 @@ from outreach.sequence_rules import SequenceRules
 from outreach_operator.campaigns.campaign_file import Campaign, SendWindow
 from outreach_operator.campaigns.domain_pacing import DomainPacing, domain_of
 from outreach_operator.campaigns.one_click_links import OneClickLinks
+from outreach_operator.campaigns.recipient_zones import COLUMN as ZONE_COLUMN
+from outreach_operator.campaigns.recipient_zones import zone_of
 from outreach_operator.campaigns.recipients import Recipient, RejectedRow
 from outreach_operator.campaigns.rendering import render_step
 from outreach_operator.campaigns.reply_addresses import ReplyAddresses
@@ -48,40 +53,46 @@ class CampaignPlan:
     rejected: list[RejectedRow] = field(default_factory=list)
     # Emails the domain pacing moved later than the rate and the window alone would have sent them.
     paced: int = 0
+    # Recipients planned per source of their zone (``recipient_zones``: column, country, campaign).
+    zone_sources: dict[str, int] = field(default_factory=dict)
 
 
 class _MinuteLedger:
-    """Emails planned per minute (minutes since the epoch, UTC), and where the next free one is."""
+    """Emails planned per minute (minutes since the epoch, UTC), and where the next free one is: the
+    minutes are shared by every recipient, the window's opening hours are each recipient's own zone's."""
 
-    def __init__(self, window: SendWindow, per_minute: int) -> None:
-        self._window = window
+    def __init__(self, per_minute: int) -> None:
         self._per_minute = per_minute
         self._count: dict[int, int] = {}
-        self._skip: dict[int, int] = {}  # a full minute -> a later minute to try next
+        # Per zone, a full minute -> a later minute to try next (open in that zone, with room then).
+        self._skip: dict[str, dict[int, int]] = {}
         self.paced = 0  # emails ``allowed`` moved past their first free slot
 
-    def _open(self, minute: int) -> int:
-        opened = next_open(self._window, datetime.fromtimestamp(minute * 60, UTC))
+    @staticmethod
+    def _open(window: SendWindow, minute: int) -> int:
+        opened = next_open(window, datetime.fromtimestamp(minute * 60, UTC))
         return math.ceil(opened.timestamp() / 60)
 
-    def _free(self, minute: int) -> int:
-        """The first open minute at or after ``minute`` with room."""
-        minute = self._open(minute)
+    def _free(self, window: SendWindow, minute: int) -> int:
+        """The first minute at or after ``minute`` open in ``window`` with room."""
+        skip = self._skip.setdefault(window.timezone, {})
+        minute = self._open(window, minute)
         full: list[int] = []
         while self._count.get(minute, 0) >= self._per_minute:
             full.append(minute)
-            minute = self._open(self._skip.get(minute, minute + 1))
+            minute = self._open(window, skip.get(minute, minute + 1))
         for passed in full:
-            self._skip[passed] = minute
+            skip[passed] = minute
         return minute
 
-    def take(self, due: datetime, allowed: Callable[[float], float]) -> datetime:
-        """The send time of one more email due at ``due``: the first slot of an open minute with room
-        that ``allowed`` (the earliest instant at or after a slot the domain's pacing allows) keeps."""
+    def take(self, due: datetime, window: SendWindow, allowed: Callable[[float], float]) -> datetime:
+        """The send time of one more email due at ``due``: the first slot of a minute open in ``window``
+        (the recipient's) with room that ``allowed`` (the earliest instant at or after a slot the
+        domain's pacing allows) keeps."""
         moment = due.timestamp()
         moved = False
         while True:
-            minute = self._free(math.ceil(moment / 60))
+            minute = self._free(window, math.ceil(moment / 60))
             taken = self._count.get(minute, 0)
             slot = minute * 60 + taken * 60 // self._per_minute
             moment = allowed(slot)
@@ -102,13 +113,18 @@ def _render_all(
 
 
 def _planned(
-    campaign: Campaign, step: int, send_at: datetime, message: EmailMessage, rules: SequenceRules
+    campaign: Campaign,
+    step: int,
+    send_at: datetime,
+    message: EmailMessage,
+    rules: SequenceRules,
+    timezone: str | None = None,
 ) -> PlannedEmail:
     return PlannedEmail(
         campaign_id=campaign.campaign_id,
         step=step,
         send_at=send_at,
-        timezone=campaign.window.timezone,
+        timezone=timezone or campaign.window.timezone,
         message=message,
         max_per_minute=campaign.max_per_minute,
         rules=rules,
@@ -147,28 +163,31 @@ def plan_campaign(
     window = campaign.window
     rules = sequence_rules_of(campaign)
     plan = CampaignPlan()
-    messages: list[tuple[Recipient, list[EmailMessage]]] = []
+    messages: list[tuple[Recipient, SendWindow, list[EmailMessage]]] = []
     for recipient in recipients:
         try:
+            zone = zone_of(recipient.email, recipient.values.get(ZONE_COLUMN), window.timezone)
             rendered = _render_all(campaign, recipient, links, replies)
-        except RenderError as exc:
+        except (RenderError, ValueError) as exc:
             plan.rejected.append(RejectedRow(recipient.row, recipient.source, recipient.email, str(exc)))
             continue
         too_large = _oversized_row(campaign, rendered, start, rules)
         if too_large is not None:
             plan.rejected.append(RejectedRow(recipient.row, recipient.source, recipient.email, too_large))
             continue
-        messages.append((recipient, rendered))
-    ledger = _MinuteLedger(window, campaign.max_per_minute)
+        own = window if zone.name == window.timezone else window.model_copy(update={"timezone": zone.name})
+        plan.zone_sources[zone.source] = plan.zone_sources.get(zone.source, 0) + 1
+        messages.append((recipient, own, rendered))
+    ledger = _MinuteLedger(campaign.max_per_minute)
     pacing = DomainPacing(campaign.pacing, window.zone)
     previous: list[datetime] = [start] * len(messages)
     for step, definition in enumerate(campaign.steps, start=1):
-        for index, (recipient, rendered) in enumerate(messages):
+        for index, (recipient, own, rendered) in enumerate(messages):
             domain = domain_of(recipient.email)
-            due = add_local_days(window, previous[index], definition.after_days)
-            send_at = ledger.take(due, partial(pacing.earliest, domain)).astimezone(window.zone)
+            due = add_local_days(own, previous[index], definition.after_days)
+            send_at = ledger.take(due, own, partial(pacing.earliest, domain)).astimezone(own.zone)
             pacing.record(domain, send_at.timestamp())
             previous[index] = send_at
-            plan.emails.append(_planned(campaign, step, send_at, rendered[step - 1], rules))
+            plan.emails.append(_planned(campaign, step, send_at, rendered[step - 1], rules, own.timezone))
     plan.paced = ledger.paced
     return plan

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from outreach import clock, errors, task_store
 from outreach.email_schedules import ScheduleTarget
@@ -93,6 +94,7 @@ def schedule_campaign(
         "timezone": chosen.window.timezone,
         "plan": plan_by_day(plan.emails, chosen.window),
         "pacing": pacing_report(chosen, plan),
+        "zones": {"sources": plan.zone_sources, "plan": plan_by_zone(plan.emails)},
         "dry_run": dry_run,
     }
     if rejected and not skip_invalid:
@@ -169,6 +171,19 @@ def pacing_report(campaign: Campaign, plan: CampaignPlan) -> dict[str, Any]:
             {"domain": domain, "emails": emails, "days": len(days), "most_in_a_day": max(days.values())}
         )
     return {**campaign.pacing.model_dump(), "emails_moved": plan.paced, "busiest_domains": busiest}
+
+
+def plan_by_zone(emails: Sequence[PlannedEmail]) -> list[dict[str, Any]]:
+    """Emails per recipient zone, local day and local hour (the hours the recipients see them)."""
+    groups = Counter(
+        (email.timezone, local.date().isoformat(), local.hour)
+        for email in emails
+        for local in (email.send_at.astimezone(ZoneInfo(email.timezone)),)
+    )
+    return [
+        {"zone": zone, "day": day, "hour": f"{hour:02d}:00", "emails": count}
+        for (zone, day, hour), count in sorted(groups.items())
+    ]
 
 
 def plan_by_day(emails: Sequence[PlannedEmail], window: SendWindow) -> list[dict[str, Any]]:

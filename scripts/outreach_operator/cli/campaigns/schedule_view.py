@@ -1,5 +1,6 @@
 """How ``campaign schedule`` looks to a person: rejected rows, the recipients the contact ledger stops,
-the plan per day and step, the unsubscribe target, the stop rules, the domain pacing, the quota."""
+the plan per day and step (and per recipient zone), the unsubscribe target, the stop rules, the domain
+pacing, the quota."""
 
 from __future__ import annotations
 
@@ -53,6 +54,7 @@ def render_scheduled(console: Console, report: dict[str, Any], *, planned: bool 
             [[r["day"], r["step"], r["emails"], r["first"], r["last"]] for r in report["plan"]],
         )
     )
+    _render_zones(console, report["zones"])
     _render_pacing(console, report["pacing"])
     _render_quota(console, report["ses_quota"])
     if report["dry_run"]:
@@ -107,5 +109,18 @@ def _render_pacing(console: Console, pacing: dict[str, Any]) -> None:
             f"{pacing['emails_moved']:,} emails moved later",
             ["domain", "emails", "days", "most in a day"],
             [[d["domain"], d["emails"], d["days"], d["most_in_a_day"]] for d in pacing["busiest_domains"]],
+        )
+    )
+
+
+def _render_zones(console: Console, zones: dict[str, Any]) -> None:
+    if set(zones["sources"]) <= {"campaign"}:
+        return  # every recipient in the campaign's zone: the plan table says it all
+    sources = ", ".join(f"{count} by {source}" for source, count in sorted(zones["sources"].items()))
+    console.print(
+        table(
+            f"recipients' local days and hours (zones: {sources})",
+            ["zone", "day", "hour", "emails"],
+            [[r["zone"], r["day"], r["hour"], r["emails"]] for r in zones["plan"]],
         )
     )

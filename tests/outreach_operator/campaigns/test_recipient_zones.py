@@ -1,0 +1,141 @@
+"""Recipients' own hours: each recipient's zone comes from its timezone column, its domain's country or
+the campaign, and for any recipients and window no email leaves the window of its recipient's zone."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from outreach.email_task import PlannedEmail
+from outreach_operator.campaigns.campaign_file import WEEKDAYS, Campaign, SendWindow, parse_campaign
+from outreach_operator.campaigns.planning import plan_campaign
+from outreach_operator.campaigns.recipient_zones import RecipientZone, country_zone, zone_of
+from outreach_operator.campaigns.recipients import Recipient
+from tests.outreach_operator.campaigns.conftest import campaign_data
+
+ZONES = ["America/New_York", "America/Los_Angeles", "Asia/Tokyo", "Australia/Lord_Howe", "Europe/Berlin", ""]
+
+
+@pytest.mark.parametrize(
+    ("address", "column", "expected"),
+    [
+        ("a@b.example", "America/New_York", RecipientZone("America/New_York", "column")),
+        ("a@b.fr", "America/New_York", RecipientZone("America/New_York", "column")),
+        ("a@b.fr", "", RecipientZone("Europe/Paris", "country")),
+        ("a@b.de", None, RecipientZone("Europe/Berlin", "country")),
+        ("a@shop.co.uk", None, RecipientZone("Europe/London", "country")),
+        ("a@b.us", None, RecipientZone("Asia/Tokyo", "campaign")),
+        ("a@b.es", None, RecipientZone("Asia/Tokyo", "campaign")),
+        ("a@b.com", None, RecipientZone("Asia/Tokyo", "campaign")),
+    ],
+)
+def test_a_recipients_zone_is_its_column_else_its_domains_country_else_the_campaigns(
+    address: str, column: str | None, expected: RecipientZone
+) -> None:
+    assert zone_of(address, column, "Asia/Tokyo") == expected
+
+
+def test_only_a_country_of_one_time_names_a_zone() -> None:
+    # Germany's two zones (Berlin, Busingen) keep one time; Spain's Canaries an hour behind Madrid.
+    assert (country_zone("x@y.de"), country_zone("x@y.es"), country_zone("x@y.au")) == (
+        "Europe/Berlin",
+        None,
+        None,
+    )
+
+
+@pytest.mark.parametrize("value", ["Mars/Olympus", "../../etc/passwd", "EST5EDT\n"])
+def test_a_timezone_column_that_is_no_iana_zone_refuses_the_row_naming_the_field(value: str) -> None:
+    campaign = parse_campaign(campaign_data())
+    recipients = [
+        Recipient(row=2, source="r.csv:2", email="a@b.example", values={"company": "C", "timezone": value}),
+        Recipient(row=3, source="r.csv:3", email="c@d.example", values={"company": "C"}),
+    ]
+    plan = plan_campaign(campaign, recipients, datetime(2027, 3, 1, 8, tzinfo=UTC))
+    [rejected] = plan.rejected
+    assert (rejected.row, rejected.reason.split(":")[0]) == (2, "timezone")
+    assert {e.message.to for e in plan.emails} == {"c@d.example"}
+
+
+def outside_their_window(window: SendWindow, emails: list[PlannedEmail]) -> list[PlannedEmail]:
+    """The emails not inside the campaign's days and hours (end excluded) in their own zone."""
+    outside = []
+    for email in emails:
+        local = email.send_at.astimezone(ZoneInfo(email.timezone))
+        if not (local.weekday() in window.weekday_numbers and window.start <= local.time() < window.end):
+            outside.append(email)
+    return outside
+
+
+@st.composite
+def scenarios(draw: st.DrawFn) -> tuple[Campaign, list[Recipient], datetime]:
+    # Windows from 5 minutes to 10 hours, so that a busy plan runs to their end.
+    opens = draw(st.integers(0, 23 * 60 - 6))
+    closes = draw(st.integers(opens + 5, min(opens + 600, 23 * 60 + 59)))
+    follow_ups = draw(st.lists(st.integers(1, 4), max_size=2))
+    steps: list[dict[str, Any]] = [{"subject": "Hi", "text": "t"}]
+    steps += [{"after_days": n, "subject": "Again", "text": "t"} for n in follow_ups]
+    data = campaign_data(
+        window={
+            "weekdays": draw(st.lists(st.sampled_from(WEEKDAYS), min_size=1, max_size=7, unique=True)),
+            "start": f"{opens // 60:02d}:{opens % 60:02d}",
+            "end": f"{closes // 60:02d}:{closes % 60:02d}",
+            "timezone": draw(st.sampled_from(ZONES[:-1])),
+        },
+        max_per_minute=draw(st.integers(1, 4)),
+        pacing={"domain_daily_cap": 1000, "domain_min_gap_seconds": 0},
+        steps=steps,
+    )
+    zones = draw(st.lists(st.sampled_from(ZONES), min_size=1, max_size=40))
+    recipients = [
+        Recipient(
+            row=i + 2,
+            source=f"r.csv:{i + 2}",
+            email=f"p{i}@d{i}.example",
+            values={"company": "C", "timezone": z},
+        )
+        for i, z in enumerate(zones)
+    ]
+    start = draw(
+        st.datetimes(min_value=datetime(2026, 3, 20), max_value=datetime(2027, 4, 10), timezones=st.just(UTC))
+    )
+    return parse_campaign(data), recipients, start
+
+
+@settings(max_examples=120, deadline=None)
+@given(scenarios())
+def test_no_send_outside_the_recipients_local_window_and_none_above_the_rate(
+    scenario: tuple[Campaign, list[Recipient], datetime],
+) -> None:
+    campaign, recipients, start = scenario
+    emails = plan_campaign(campaign, recipients, start).emails
+    assert len(emails) == len(recipients) * len(campaign.steps)
+    assert outside_their_window(campaign.window, emails) == []
+    for email, recipient in zip(emails, recipients * len(campaign.steps), strict=True):
+        assert email.timezone == (recipient.values["timezone"] or campaign.window.timezone)
+        assert email.send_at >= start
+    per_minute = Counter(int(e.send_at.timestamp()) // 60 for e in emails)
+    assert max(per_minute.values()) <= campaign.max_per_minute
+
+
+def test_the_window_checker_reads_each_email_in_its_own_zone() -> None:
+    window = parse_campaign(campaign_data()).window  # 09:00-17:00 Europe/Berlin, weekdays
+    at_close = datetime(2027, 3, 1, 16, 59, tzinfo=UTC)  # 11:59 in New York: inside; 17:59 in Berlin
+    recipients = [
+        Recipient(
+            row=2, source="r", email="p@d.example", values={"company": "C", "timezone": "America/New_York"}
+        )
+    ]
+    [email] = plan_campaign(
+        parse_campaign(campaign_data(steps=[{"subject": "s", "text": "t"}])), recipients, at_close
+    ).emails
+    assert outside_their_window(window, [email]) == []
+    assert email.send_at.astimezone(UTC) == at_close
+    berlin = PlannedEmail(**{**email.__dict__, "timezone": "Europe/Berlin"})
+    assert outside_their_window(window, [berlin]) == [berlin]
