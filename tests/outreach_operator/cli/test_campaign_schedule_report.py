@@ -1,0 +1,46 @@
+"""What ``campaign schedule`` shows of the send governor: each recipient zone's local days and hours,
+and the domain pacing's settings and busiest domains, in JSON and as tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.outreach_operator.cli.campaign_support import CAMPAIGN, START, csv_file
+from tests.outreach_operator.cli.campaign_support import schedule_example as _schedule
+from tests.outreach_operator.cli.conftest import Run, as_json
+
+pytestmark = pytest.mark.usefixtures("ses_account")
+
+
+def test_a_dry_run_shows_each_recipient_zones_local_days_and_hours_and_the_domain_pacing(
+    run: Run, email_flags: list[str], tmp_path: Path
+) -> None:
+    recipients = csv_file(
+        tmp_path,
+        "email,company,website,timezone\n"
+        "a@shop.example,A,https://shop.example/,America/New_York\n"
+        "b@laden.de,B,https://laden.de/,\n"
+        "c@shop.example,C,https://shop.example/,\n",
+    )
+    report = as_json(_schedule(run, email_flags, "--dry-run", recipients=recipients))
+    assert report["zones"]["sources"] == {"column": 1, "country": 1, "campaign": 1}
+    firsts = {(r["zone"], r["day"], r["hour"]) for r in report["zones"]["plan"]}
+    # Monday 1 March 2027, 08:00 UTC: 09:00 in Berlin, and New York's window opens at 09:00 there.
+    assert {("Europe/Berlin", "2027-03-01", "09:00"), ("America/New_York", "2027-03-01", "09:00")} <= firsts
+    pacing = report["pacing"]
+    assert (pacing["domain_daily_cap"], pacing["domain_min_gap_seconds"]) == (50, 120)
+    assert pacing["busiest_domains"][0] == {
+        "domain": "shop.example",
+        "emails": 4,
+        "days": 2,
+        "most_in_a_day": 2,
+    }
+    table = run(
+        "campaign", "schedule", "--campaign", str(CAMPAIGN), "--recipients", str(recipients),
+        "--start", START, "--dry-run", extra=email_flags,
+    )  # fmt: skip
+    assert table.exit_code == 0, table.output
+    assert "recipients' local days and hours" in table.stdout and "America/New_York" in table.stdout
+    assert "domain pacing: at most 50 a local day and 120 s apart per domain" in table.stdout
