@@ -24,6 +24,7 @@ from outreach_operator.campaigns.planning import plan_campaign
 from outreach_operator.campaigns.recipients import Recipient
 from outreach_operator.campaigns.send_window import inside
 from tests.outreach_operator.campaigns.conftest import campaign_data
+from tests.outreach_operator.campaigns.plan_strategies import campaign_steps, send_windows, starts
 
 ZONES = ["Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "Asia/Kathmandu"]
 
@@ -37,29 +38,17 @@ def _recipients(domains: list[int]) -> list[Recipient]:
 
 @st.composite
 def scenarios(draw: st.DrawFn) -> tuple[Campaign, list[Recipient], datetime]:
-    start_hour = draw(st.integers(0, 20))
-    follow_ups = draw(st.lists(st.integers(1, 3), max_size=2))
-    steps: list[dict[str, Any]] = [{"subject": "Hi", "text": "t"}]
-    steps += [{"after_days": n, "subject": "Again", "text": "t"} for n in follow_ups]
     data = campaign_data(
-        window={
-            "weekdays": draw(st.lists(st.sampled_from(WEEKDAYS), min_size=1, max_size=7, unique=True)),
-            "start": f"{start_hour:02d}:00",
-            "end": f"{draw(st.integers(start_hour + 1, 23)):02d}:00",
-            "timezone": draw(st.sampled_from(ZONES)),
-        },
+        window=draw(send_windows(ZONES)),
         max_per_minute=draw(st.integers(1, 30)),
         pacing={
             "domain_daily_cap": draw(st.integers(1, 8)),
             "domain_min_gap_seconds": draw(st.sampled_from([0, 1, 59, 60, 61, 300, 3600])),
         },
-        steps=steps,
+        steps=draw(campaign_steps()),
     )
     domains = draw(st.lists(st.integers(0, 3), min_size=1, max_size=40))
-    start = draw(
-        st.datetimes(min_value=datetime(2026, 3, 20), max_value=datetime(2027, 4, 10), timezones=st.just(UTC))
-    )
-    return parse_campaign(data), _recipients(domains), start
+    return parse_campaign(data), _recipients(domains), draw(starts())
 
 
 def over_the_daily_cap(campaign: Campaign, emails: list[PlannedEmail]) -> list[tuple[str, str]]:

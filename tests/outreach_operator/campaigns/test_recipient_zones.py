@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import UTC, datetime
-from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -13,11 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from outreach.email_task import PlannedEmail
-from outreach_operator.campaigns.campaign_file import WEEKDAYS, Campaign, SendWindow, parse_campaign
+from outreach_operator.campaigns.campaign_file import Campaign, SendWindow, parse_campaign
 from outreach_operator.campaigns.planning import plan_campaign
 from outreach_operator.campaigns.recipient_zones import RecipientZone, country_zone, zone_of
 from outreach_operator.campaigns.recipients import Recipient
 from tests.outreach_operator.campaigns.conftest import campaign_data
+from tests.outreach_operator.campaigns.plan_strategies import campaign_steps, send_windows, starts
 
 ZONES = ["America/New_York", "America/Los_Angeles", "Asia/Tokyo", "Australia/Lord_Howe", "Europe/Berlin", ""]
 
@@ -75,22 +75,11 @@ def outside_their_window(window: SendWindow, emails: list[PlannedEmail]) -> list
 
 @st.composite
 def scenarios(draw: st.DrawFn) -> tuple[Campaign, list[Recipient], datetime]:
-    # Windows from 5 minutes to 10 hours, so that a busy plan runs to their end.
-    opens = draw(st.integers(0, 23 * 60 - 6))
-    closes = draw(st.integers(opens + 5, min(opens + 600, 23 * 60 + 59)))
-    follow_ups = draw(st.lists(st.integers(1, 4), max_size=2))
-    steps: list[dict[str, Any]] = [{"subject": "Hi", "text": "t"}]
-    steps += [{"after_days": n, "subject": "Again", "text": "t"} for n in follow_ups]
     data = campaign_data(
-        window={
-            "weekdays": draw(st.lists(st.sampled_from(WEEKDAYS), min_size=1, max_size=7, unique=True)),
-            "start": f"{opens // 60:02d}:{opens % 60:02d}",
-            "end": f"{closes // 60:02d}:{closes % 60:02d}",
-            "timezone": draw(st.sampled_from(ZONES[:-1])),
-        },
+        window=draw(send_windows(ZONES[:-1])),
         max_per_minute=draw(st.integers(1, 4)),
         pacing={"domain_daily_cap": 1000, "domain_min_gap_seconds": 0},
-        steps=steps,
+        steps=draw(campaign_steps()),
     )
     zones = draw(st.lists(st.sampled_from(ZONES), min_size=1, max_size=40))
     recipients = [
@@ -102,10 +91,7 @@ def scenarios(draw: st.DrawFn) -> tuple[Campaign, list[Recipient], datetime]:
         )
         for i, z in enumerate(zones)
     ]
-    start = draw(
-        st.datetimes(min_value=datetime(2026, 3, 20), max_value=datetime(2027, 4, 10), timezones=st.just(UTC))
-    )
-    return parse_campaign(data), recipients, start
+    return parse_campaign(data), recipients, draw(starts())
 
 
 @settings(max_examples=120, deadline=None)
