@@ -161,6 +161,33 @@ resource "aws_sesv2_email_identity" "sender" {
   configuration_set_name = aws_sesv2_configuration_set.this.configuration_set_name
 }
 
+# ---- the account's sending reputation: a person is paged before SES reviews or pauses the account ----
+# SES publishes Reputation.BounceRate and Reputation.ComplaintRate (AWS/SES, fractions from 0 to 1) for
+# the account: https://docs.aws.amazon.com/ses/latest/dg/reputationdashboard-cloudwatch-alarm.html
+# It reviews an account around 5 % bounces or 0.1 % complaints and may pause it around 10 % / 0.5 %
+# (https://docs.aws.amazon.com/ses/latest/dg/monitor-sender-reputation.html); Gmail asks senders to
+# stay under 0.3 % complaints. No bounce or complaint yet publishes no data point: not breaching.
+
+resource "aws_cloudwatch_metric_alarm" "reputation" {
+  for_each = {
+    bounce    = { metric = "Reputation.BounceRate", level = var.reputation_alarm_levels.bounce_rate }
+    complaint = { metric = "Reputation.ComplaintRate", level = var.reputation_alarm_levels.complaint_rate }
+  }
+
+  alarm_name          = "${var.name_prefix}-email-${each.key}-rate"
+  alarm_description   = "The account's SES ${each.key} rate reached ${each.value.level * 100} %, below the level at which SES reviews the account: find the campaign (outreach campaign status) and stop it before SES does."
+  namespace           = "AWS/SES"
+  metric_name         = each.value.metric
+  statistic           = "Maximum"
+  period              = 900
+  evaluation_periods  = 1
+  comparison_operator = "GreaterThanOrEqualToThreshold"
+  threshold           = each.value.level
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+}
+
 # ---- the email DLQ: deliveries Scheduler gave up on, invocations Lambda gave up on --------------------
 
 module "dlq" {

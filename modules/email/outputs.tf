@@ -131,5 +131,6 @@ output "alarm_arns" {
     [module.dlq.alarm_arn],
     module.worker.alarm_arns,
     module.reconciler.alarm_arns,
+    [for alarm in aws_cloudwatch_metric_alarm.reputation : alarm.arn],
   )
 }

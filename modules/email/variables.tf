@@ -154,3 +154,28 @@ variable "alarm_actions" {
   description = "ARNs notified by the DLQ and function alarms (the environment's SNS topic)."
   type        = list(string)
 }
+
+variable "reputation_alarm_levels" {
+  description = <<-EOT
+    The account's SES bounce and complaint rates (fractions: 0.025 is 2.5 %) at which the reputation
+    alarms page the alarm topic. The defaults are half of the levels at which SES reviews an account
+    (5 % bounces, 0.1 % complaints), so a person acts before SES does.
+  EOT
+  type = object({
+    bounce_rate    = optional(number, 0.025)
+    complaint_rate = optional(number, 0.0005)
+  })
+  default  = {}
+  nullable = false
+
+  # https://docs.aws.amazon.com/ses/latest/dg/monitor-sender-reputation.html: an alarm at or above the
+  # review level would page only after SES acted.
+  validation {
+    condition     = var.reputation_alarm_levels.bounce_rate > 0 && var.reputation_alarm_levels.bounce_rate < 0.05
+    error_message = "reputation_alarm_levels.bounce_rate must be above 0 and below 0.05, the bounce rate at which SES reviews an account."
+  }
+  validation {
+    condition     = var.reputation_alarm_levels.complaint_rate > 0 && var.reputation_alarm_levels.complaint_rate < 0.001
+    error_message = "reputation_alarm_levels.complaint_rate must be above 0 and below 0.001, the complaint rate at which SES reviews an account."
+  }
+}

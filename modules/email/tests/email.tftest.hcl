@@ -419,3 +419,28 @@ run "the_email_reconciler_writes_email_tasks_and_passes_the_role_to_scheduler_on
     error_message = "The reconciler writes email tasks and counter shards only, and passes the scheduler role to EventBridge Scheduler only."
   }
 }
+
+run "the_account_reputation_alarms_page_at_half_the_rates_ses_reviews_an_account_at" {
+  command = plan
+
+  assert {
+    condition = (
+      aws_cloudwatch_metric_alarm.reputation["bounce"].metric_name == "Reputation.BounceRate" &&
+      aws_cloudwatch_metric_alarm.reputation["bounce"].threshold == 0.025 &&
+      aws_cloudwatch_metric_alarm.reputation["complaint"].metric_name == "Reputation.ComplaintRate" &&
+      aws_cloudwatch_metric_alarm.reputation["complaint"].threshold == 0.0005 &&
+      alltrue([for alarm in aws_cloudwatch_metric_alarm.reputation : alarm.namespace == "AWS/SES" && alarm.treat_missing_data == "notBreaching" && alarm.alarm_actions == toset(["arn:aws:sns:eu-central-1:111122223333:outreach-test-alarms"])])
+    )
+    error_message = "The bounce and complaint rate alarms page the alarm topic at 2.5 % and 0.05 %."
+  }
+}
+
+run "a_reputation_alarm_level_at_or_above_the_ses_review_level_is_refused" {
+  command = plan
+
+  variables {
+    reputation_alarm_levels = { complaint_rate = 0.001 }
+  }
+
+  expect_failures = [var.reputation_alarm_levels]
+}
