@@ -24,6 +24,13 @@ worker and Terraform rely on:
   (``{"SendingEnabled": {"SendingEnabled": true}}``), which the AWS provider cannot decode; AWS
   answers ``{"SendingEnabled": true}``, true when it was never set
   (https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_GetConfigurationSet.html).
+- PutConfigurationSetSendingOptions is not implemented, so a configuration set's sending cannot be
+  paused or resumed, and SendEmail sends through a paused one. AWS stores ``SendingEnabled``
+  (https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_PutConfigurationSetSendingOptions.html)
+  and refuses to send while it is false. Which error SendEmail answers then is not on SES v2's page:
+  its SendEmail declares only ``SendingPausedException`` (400, "the account's ability to send email
+  is currently paused"; SES v1 has a ``ConfigurationSetSendingPausedException`` of its own), so the
+  emulator answers that, marked unconfirmed for a configuration set's pause.
 
 The fix adds the missing actions to moto's SES v2 responses and records each accepted SendEmail
 request with its message id; ``sent_emails`` reads them back (in-process, or from the process running
@@ -114,6 +121,20 @@ def _not_found(message: str) -> Exception:
     return NotFoundException(message)
 
 
+def _sending_paused(name: str) -> Exception:
+    from moto.core.exceptions import JsonRESTError
+
+    return JsonRESTError("SendingPausedException", f"Sending is paused for configuration set <{name}>.")
+
+
+def sending_enabled(backend: Any, configuration_set: str) -> bool:
+    """Whether the configuration set sends (true when its sending was never set)."""
+    stored = backend.core_backend.config_sets[configuration_set].enabled
+    while isinstance(stored, dict):
+        stored = stored.get("SendingEnabled", True)
+    return stored is not False
+
+
 def _already_exists(message: str) -> Exception:
     from moto.core.exceptions import JsonRESTError
 
@@ -170,6 +191,8 @@ def _responses(original_send: Any, original_get_configuration_set: Any) -> dict[
         name = request.get("ConfigurationSetName")
         if name:
             _configuration_set_exists(self, name)
+            if not sending_enabled(self.sesv2_backend, name):
+                raise _sending_paused(name)
         result = original_send(self)
         record = _recorded(request, json.loads(result)["MessageId"])
         state = _state(self.sesv2_backend)
@@ -256,7 +279,18 @@ def _responses(original_send: Any, original_get_configuration_set: Any) -> dict[
                 raise _not_found(f"Event destination {name} does not exist.")
         return "{}"
 
+    def put_configuration_set_sending_options(self: Any) -> str:
+        name = str(self._get_param("ConfigurationSetName"))
+        _configuration_set_exists(self, name)
+        enabled = self._get_param("SendingEnabled")
+        with _LOCK:
+            self.sesv2_backend.core_backend.config_sets[name].enabled = {
+                "SendingEnabled": enabled is not False
+            }
+        return "{}"
+
     return {
+        "put_configuration_set_sending_options": put_configuration_set_sending_options,
         "get_configuration_set": get_configuration_set,
         "send_email": send_email,
         "put_suppressed_destination": put_suppressed_destination,
@@ -272,6 +306,7 @@ def _responses(original_send: Any, original_get_configuration_set: Any) -> dict[
 # moto's catch-all "/v2/.*" route only works in-process: its server turns it into a literal path, so
 # the server needs each added action's path (from the API reference's request syntax).
 _PATHS = (
+    "{0}/v2/email/configuration-sets/(?P<ConfigurationSetName>[^/]+)/sending$",
     "{0}/v2/email/suppression/addresses/(?P<EmailAddress>[^/]+)$",
     "{0}/v2/email/suppression/addresses$",
     "{0}/v2/email/configuration-sets/(?P<ConfigurationSetName>[^/]+)/event-destinations$",

@@ -95,3 +95,31 @@ def test_a_sent_email_is_read_back_with_its_headers_and_configuration_set(
     assert sent.message_id == message_id
     assert (sent.to, sent.subject, sent.configuration_set) == (("a@example.org",), "Hello", "cs")
     assert sent.headers == {"List-Unsubscribe": "<mailto:u@example.com>"}
+
+
+def test_a_paused_configuration_set_refuses_to_send_until_it_is_resumed(
+    endpoint: str, clock: VirtualClock
+) -> None:
+    """https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_PutConfigurationSetSendingOptions.html;
+    the error of a send through a paused configuration set is SendEmail's SendingPausedException
+    (unconfirmed for a configuration set's pause, see embedded_aws.ses_v2)."""
+    ses = client("sesv2", endpoint, REGION)
+    ses.create_email_identity(EmailIdentity="example.com")
+    ses.create_configuration_set(ConfigurationSetName="cs", SendingOptions={"SendingEnabled": True})
+    email = {
+        "FromEmailAddress": "s@example.com",
+        "Destination": {"ToAddresses": ["a@example.org"]},
+        "Content": {"Simple": {"Subject": {"Data": "Hello"}, "Body": {"Text": {"Data": "Hi"}}}},
+        "ConfigurationSetName": "cs",
+    }
+    ses.put_configuration_set_sending_options(ConfigurationSetName="cs", SendingEnabled=False)
+    assert ses.get_configuration_set(ConfigurationSetName="cs")["SendingOptions"] == {"SendingEnabled": False}
+    with pytest.raises(ClientError, match="SendingPausedException"):
+        ses.send_email(**email)
+    assert sent_emails(REGION) == []
+    with pytest.raises(ClientError, match="NotFoundException"):
+        ses.put_configuration_set_sending_options(ConfigurationSetName="missing", SendingEnabled=True)
+    ses.put_configuration_set_sending_options(ConfigurationSetName="cs", SendingEnabled=True)
+    assert ses.get_configuration_set(ConfigurationSetName="cs")["SendingOptions"] == {"SendingEnabled": True}
+    [sent] = [ses.send_email(**email)["MessageId"]]
+    assert [e.message_id for e in sent_emails(REGION)] == [sent]

@@ -17,7 +17,7 @@ from pathlib import Path
 import click
 from botocore.exceptions import BotoCoreError, ClientError
 
-from outreach_operator.cli import campaigns, contacts, data, dlq, failures, jobs, scraper, tasks
+from outreach_operator.cli import campaigns, contacts, data, dlq, failures, jobs, scraper, sending, tasks
 from outreach_operator.cli.account import check_caller, pins_of
 from outreach_operator.cli.output import Session
 from outreach_operator.cli.targets import resolve
@@ -42,6 +42,7 @@ from outreach_operator.cli.targets import resolve
 @click.option("--email-scheduler-role-arn", help="Role the schedules assume to invoke the worker.")
 @click.option("--email-dlq-arn", help="Email DLQ ARN (the schedules' dead-letter queue).")
 @click.option("--email-sender-identity", help="SES identity (domain or address) campaigns send from.")
+@click.option("--email-configuration-set", help="SES configuration set every campaign email is sent with.")
 @click.option(
     "--scrape-reconciler-function", help="Scrape reconciler (name or ARN): a function dlq replay may invoke."
 )
@@ -85,6 +86,7 @@ cli.add_command(scraper.scraper)
 cli.add_command(campaigns.campaign)
 cli.add_command(contacts.contacts)
 cli.add_command(data.data)
+cli.add_command(sending.sending)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -57,6 +57,7 @@ class Targets:
     email_scheduler_role_arn: str | None = None
     email_dlq_arn: str | None = None
     email_sender_identity: str | None = None
+    email_configuration_set: str | None = None
     # The contact ledger (``outreach.contacts`` reads it from CONTACTS_TABLE).
     contacts_table: str | None = None
     # The one-click unsubscribe endpoint (a function URL) and the KMS HMAC key its tokens are made with:
@@ -114,6 +115,7 @@ _PIPELINE_OUTPUTS: Mapping[str, str] = {
     "unsubscribe_key_arn": "unsubscribe_key_arn",
     "ses_events_queue_url": "ses_events_queue_url",
     "ses_events_dlq_url": "ses_events_dlq_url",
+    "email_configuration_set": "email_configuration_set",
 }
 
 # Pipeline outputs preferred, when a root has them, over the name of the same function above: an ARN

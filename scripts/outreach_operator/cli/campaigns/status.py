@@ -8,7 +8,9 @@ the cancelled ones grouped by reason; the campaign's counter shards give the eve
 unsubscribed, rejected, delayed, rendering failed) and the inbound processor's (replied, auto replied,
 forwarded), each counted once per email however often it came (the task's mark and the counter move
 in one transaction). ``--json`` keeps every key it had and adds, per step, ``planned``, ``sent``, each
-event kind and ``cancelled_by_reason``, and ``events``.
+event kind and ``cancelled_by_reason``, and ``events``. While emails are pending it also reads whether
+they can go out (``sending``: the configuration set's and the account's sending switches, and why
+nothing is sent when one is off).
 """
 
 from __future__ import annotations
@@ -16,12 +18,15 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from botocore.exceptions import ClientError
 from rich.console import Console
 
 from outreach import task_store
+from outreach.ses_send_errors import error_code
 from outreach.task_model import Status
 from outreach_operator import task_queries
 from outreach_operator.cli.output import BadInput, Session, table
+from outreach_operator.cli.sending import sending_state, why_nothing_is_sent
 
 EVENT_KINDS = tuple(event.value for event in task_store.EmailEvent)
 # The event columns the tables show (every kind is in --json): SES's, then the replies'.
@@ -66,6 +71,7 @@ def campaign_status(s: Session, campaign_id: str) -> None:
         "reasons": [{"status": st, "reason": r, "emails": n} for (st, r), n in reasons.most_common()],
         "events": {str(step): kinds for step, kinds in events.items()},
         "next_send_at": min(pending) if pending else None,
+        "sending": _sending(s) if pending else None,
     }
 
     def render(console: Console) -> None:
@@ -103,8 +109,23 @@ def campaign_status(s: Session, campaign_id: str) -> None:
             )
         if data["next_send_at"]:
             console.print(f"next send: {data['next_send_at']}")
+        if data["sending"] and data["sending"].get("why_nothing_is_sent"):
+            console.print(f"nothing is sent: {data['sending']['why_nothing_is_sent']}")
 
     s.emit(data, render)
+
+
+def _sending(s: Session) -> dict[str, Any]:
+    """Whether the pending emails can go out: the configuration set's and the account's sending
+    switches (``outreach sending status``), or why they were not read."""
+    name = s.targets.email_configuration_set
+    if not name:
+        return {"checked": False, "reason": "no configuration set known (--email-configuration-set)"}
+    try:
+        state = sending_state(name)
+    except ClientError as exc:
+        return {"checked": False, "reason": f"GetConfigurationSet/GetAccount refused: {error_code(exc)}"}
+    return {"checked": True, **state, "why_nothing_is_sent": why_nothing_is_sent(state)}
 
 
 def _step(
