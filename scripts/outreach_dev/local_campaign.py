@@ -178,6 +178,7 @@ def run_campaign(stack: LocalPipeline, command: Command, job_id: str, *, timeout
     status = json.loads(out)
     accepted = len(local_listening.campaign_emails(stack, campaign_id))
     report = campaign_report(scheduled, status, accepted, first_recipient)
+    report["governor"] = governor_report(scheduled)
     if listeners is not None:
         report["listening"] = local_listening.listening_report(stack, campaign_id, listeners, answers, status)
     if repliers is not None and back_on is not None:
@@ -223,6 +224,19 @@ def campaign_report(
     }
 
 
+def governor_report(scheduled: Mapping[str, Any]) -> dict[str, Any]:
+    """What the schedule's governor decided: each lint rule's outcome, the emails the domain pacing
+    moved (with its settings) and where the recipients' zones came from."""
+    pacing = scheduled["pacing"]
+    return {
+        "lint": {verdict["rule"]: verdict["outcome"] for verdict in scheduled["lint"]},
+        "pacing_moved": pacing["emails_moved"],
+        "pacing": f"{pacing['domain_daily_cap']} a day, "
+        f"{pacing['domain_min_gap_seconds']} s apart per domain",
+        "zones": scheduled["zones"]["sources"],
+    }
+
+
 def report_lines(report: Mapping[str, Any]) -> list[str]:
     return [
         f"campaign {report['campaign_id']}: {report['emails']} emails to {report['recipients']} recipients "
@@ -234,6 +248,16 @@ def report_lines(report: Mapping[str, Any]) -> list[str]:
         f"({report['suppressed_address'] or 'none'} on the suppression list)",
         f"  not sent       {report['not_sent_by_reason'] or 'none'}",
         f"  still open     {report['still_open']}",
+        *(
+            [
+                f"  lint           {report['governor']['lint']}",
+                f"  pacing         {report['governor']['pacing_moved']} emails moved "
+                f"({report['governor']['pacing']})",
+                f"  zones          {report['governor']['zones']}",
+            ]
+            if "governor" in report
+            else []
+        ),
         *(local_listening.report_lines(report["listening"]) if "listening" in report else []),
         *(local_replies.report_lines(report["replies"]) if "replies" in report else []),
     ]

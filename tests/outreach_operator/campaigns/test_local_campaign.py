@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from outreach_dev.local_campaign import campaign_file, campaign_report
+from outreach_dev.local_campaign import campaign_file, campaign_report, governor_report, report_lines
 from outreach_operator.campaigns.campaign_file import parse_campaign
 from outreach_operator.campaigns.ses_identity import identity_covers
 
@@ -34,3 +34,27 @@ def test_campaign_report_counts_sent_suppressed_and_open_emails() -> None:
     assert (report["suppressed"], report["still_open"], report["rows_not_scheduled"]) == (1, 1, 1)
     assert report["one_email_per_sent_task"] is True
     assert campaign_report(scheduled, status, 6, "")["one_email_per_sent_task"] is False
+
+
+def test_the_report_shows_the_governors_decisions() -> None:
+    scheduled = {
+        "lint": [
+            {"rule": "unsubscribe-link", "outcome": "passed"},
+            {"rule": "data-source", "outcome": "not_applicable"},
+        ],
+        "pacing": {"domain_daily_cap": 50, "domain_min_gap_seconds": 120, "emails_moved": 7},
+        "zones": {"sources": {"campaign": 30, "country": 2}},
+    }
+    governor = governor_report(scheduled)
+    assert governor == {
+        "lint": {"unsubscribe-link": "passed", "data-source": "not_applicable"},
+        "pacing_moved": 7,
+        "pacing": "50 a day, 120 s apart per domain",
+        "zones": {"campaign": 30, "country": 2},
+    }
+    report = {
+        "campaign_id": "c", "emails": 2, "recipients": 1, "rows_not_scheduled": 0, "sent_per_step": {},
+        "ses_accepted": 0, "one_email_per_sent_task": True, "suppressed": 0, "suppressed_address": "",
+        "not_sent_by_reason": {}, "still_open": 0, "governor": governor,
+    }  # fmt: skip
+    assert "  pacing         7 emails moved (50 a day, 120 s apart per domain)" in report_lines(report)
