@@ -1,9 +1,10 @@
-"""`make local`'s campaign: a valid campaign file for the applied identity, and its report's arithmetic."""
+"""`make local`'s campaign: a valid, lawful campaign file for the applied identity, and its report's arithmetic."""
 
 from __future__ import annotations
 
 from outreach_dev.local_campaign import campaign_file, campaign_report, governor_report, report_lines
 from outreach_operator.campaigns.campaign_file import parse_campaign
+from outreach_operator.campaigns.compliance.lint import lint_campaign
 from outreach_operator.campaigns.ses_identity import identity_covers
 
 
@@ -13,6 +14,7 @@ def test_local_campaign_file_is_valid_and_sent_from_the_identity() -> None:
         assert identity_covers(identity, campaign.sender)
         assert [step.after_days for step in campaign.steps] == [0, 1]
         assert len(campaign.window.weekday_numbers) == 7
+        assert lint_campaign(campaign).refused == ()
 
 
 def test_campaign_report_counts_sent_suppressed_and_open_emails() -> None:
