@@ -1,4 +1,4 @@
-"""`make local`'s campaign: a valid, lawful campaign file for the applied identity, and its report's arithmetic."""
+"""`make local`'s campaign: a lawful campaign file for the applied identity, and its report's arithmetic."""
 
 from __future__ import annotations
 
