@@ -248,6 +248,17 @@ def for_scraper() -> ScrapeSettings:
     return ScrapeSettings.from_env()
 
 
+def first_contact_gap_seconds() -> int:
+    """The least time between two first contacts to one address, any campaigns (modules/email's
+    ``first_contact.gap_seconds``; ``contacts.FirstContactRule``)."""
+    return _int("FIRST_CONTACT_GAP_SECONDS", minimum=0)
+
+
+def first_contacts_per_30_days() -> int:
+    """The most first contacts to one address in any 30 days (``first_contact.per_30_days``)."""
+    return _int("FIRST_CONTACTS_PER_30_DAYS", minimum=1)
+
+
 def for_email_worker() -> None:
     """Check every email worker setting."""
     tasks_table()
@@ -255,6 +266,8 @@ def for_email_worker() -> None:
     email_configuration_set()
     _send_grace_seconds()
     claim_lease_margin_seconds()
+    first_contact_gap_seconds()
+    first_contacts_per_30_days()
 
 
 def for_scrape_reconciler() -> ReconcilerSettings:

@@ -155,3 +155,33 @@ def schedule_exists(name: str, target: ScheduleTarget) -> bool:
             return False
         raise
     return True
+
+
+def _fires_at(name: str, target: ScheduleTarget) -> str | None:
+    """The schedule's ``ScheduleExpression``, or ``None`` when there is none."""
+    try:
+        found = clients.scheduler().get_schedule(Name=name, GroupName=target.group)
+    except ClientError as exc:
+        if _is(exc, "ResourceNotFoundException"):
+            return None
+        raise
+    return str(found.get("ScheduleExpression", ""))
+
+
+def move_schedule(task: Task, target: ScheduleTarget) -> bool:
+    """Make the task's schedule fire at its ``send_at``; ``True`` when it had to be (re)created.
+
+    One GetSchedule; a schedule at another time is deleted and created again, so a task moved later
+    (an absence, the send governor) is invoked at its new time. Run again, it changes nothing.
+    https://docs.aws.amazon.com/scheduler/latest/APIReference/API_GetSchedule.html
+    """
+    if task.email is None:
+        raise ValueError(f"{task.task_id} is not an email task")
+    wanted = at_expression(fire_time(task.email.send_time, clock.now()))
+    current = _fires_at(task.email.schedule_name, target)
+    if current == wanted:
+        return False
+    if current is not None:
+        delete_schedule(task.email.schedule_name, target)
+    ensure_schedule(task, target)
+    return True

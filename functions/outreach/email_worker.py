@@ -24,6 +24,16 @@ Scheduler invokes the worker asynchronously with ``{"task_id": ...}``. Per invoc
   in this campaign, or in any campaign when the task's rules say ``reply_stops_other_campaigns``, and
   the rules say ``on_reply: stop`` (rows without rules: ``SequenceRules()``, which does): ``Cancelled``
   with ``replied: ...``;
+- a first step (a first contact) to an address that had another campaign's first contact less than
+  the gap ago, or its share of first contacts in 30 days (``contacts.FirstContactRule``; modules/email's
+  ``first_contact``): the last check before the send takes the address's first-contact slot with one
+  conditional write on its ledger record, conditioned on the version read with the stop
+  (``contacts.take_first_contact``), so two campaigns' workers cannot both pass. A refused one goes
+  back to ``Pending`` at the next allowed minute inside its window, its schedule and its later steps
+  with it (``deferral.defer``), metric ``EmailsDeferred``; nothing is dropped. The slot is taken after
+  the claim, not in its transaction: the ledger read that decides it must follow the claim for a stop
+  recorded before the claim to be seen, and the version condition makes the slot as atomic as the
+  claim's transaction would;
 - a follow-up whose earlier step did not go out (bounced, rejected, cancelled, not sent yet) is
   ``Cancelled`` with the reason;
 - stored message unsafe (header injection), or a campaign id SES cannot carry as a tag: ``Failed``;
@@ -52,12 +62,14 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import ClientError
 
-from outreach import clients, clock, config, contacts, errors, sdk_features, ses_tags, task_store
+from outreach import clients, clock, config, contacts, deferral, errors, sdk_features, ses_tags, task_store
 from outreach.email_headers import thread_of, unsubscribe_headers
+from outreach.email_schedules import ScheduleTarget
 from outreach.email_task import EmailMessage, email_task_id, is_one_address
 from outreach.errors import (
     MalformedFieldError,
     PermanentEmailError,
+    SendDeferredError,
     SendOutcomeUnknownError,
     SkipEmailError,
     UnreadableMessageError,
@@ -111,6 +123,7 @@ class Outcome(StrEnum):
     SKIPPED = "Skipped"
     FAILED = "Failed"
     SENT_NOT_RECORDED = "SentNotRecorded"
+    DEFERRED = "Deferred"
 
 
 _METRIC_BY_OUTCOME = {
@@ -121,6 +134,7 @@ _METRIC_BY_OUTCOME = {
     Outcome.SKIPPED: "EmailsSkipped",
     Outcome.FAILED: "EmailsFailed",
     Outcome.SENT_NOT_RECORDED: "EmailsSentNotRecorded",
+    Outcome.DEFERRED: "EmailsDeferred",
 }
 
 
@@ -188,6 +202,7 @@ def check_may_send(task: Task) -> list[Task]:
         raise SkipEmailError(standing.stop.reason)
     check_not_replied(task, standing.engagement)
     if fields.step == 1:
+        take_first_contact_slot(task, standing.first_contacts)
         return []
     earlier = task_store.email_tasks_of(task.job_id, fields.recipient, range(1, fields.step))
     for previous in earlier:
@@ -198,6 +213,30 @@ def check_may_send(task: Task) -> list[Task]:
                 f"is {previous.status.value}{why}"
             )
     return earlier
+
+
+def first_contact_rule() -> contacts.FirstContactRule:
+    """The per-address rule on first contacts across campaigns, from the worker's settings."""
+    return contacts.FirstContactRule(
+        gap_seconds=config.first_contact_gap_seconds(), per_period=config.first_contacts_per_30_days()
+    )
+
+
+def take_first_contact_slot(task: Task, seen: contacts.FirstContacts) -> None:
+    """Take the recipient's first-contact slot for a first step, the last check before the send;
+    ``SendDeferredError`` with the first moment the rule allows when another campaign's first contact
+    is too recent, or the address had its 30 days' share (``contacts.take_first_contact``)."""
+    fields = task.email
+    if fields is None:
+        raise UnreadableMessageError("not_an_email_task")
+    rule = first_contact_rule()
+    free = contacts.take_first_contact(fields.recipient, task.task_id, seen, rule, clock.now())
+    if free is not None:
+        raise SendDeferredError(
+            f"first_contact_limit: another first contact inside {rule.gap_seconds} s, or "
+            f"{rule.per_period} in {rule.period_seconds // 86_400} days",
+            free,
+        )
 
 
 def seconds_early(task: Task) -> float:
@@ -282,6 +321,24 @@ def record_not_sent(claimed: Task, outcome: Outcome, reason: str) -> Outcome:
     return outcome
 
 
+def record_deferred(claimed: Task, deferred: SendDeferredError) -> Outcome:
+    """Move a claimed task the governor refused now to its next allowed minute (``deferral.defer``)."""
+    try:
+        moved = deferral.defer(claimed, deferred.not_before, deferred.reason, ScheduleTarget.from_env())
+    except errors.TransitionRejectedError:
+        logger.warning("deferral refused: the claim was lost meanwhile")
+        return Outcome.BUSY
+    logger.info(
+        "email deferred",
+        extra={
+            "reason": deferred.reason,
+            "send_at": moved.send_at,
+            "later_steps_moved": moved.later_steps_moved,
+        },
+    )
+    return Outcome.DEFERRED
+
+
 def process(task_id: str, context: LambdaContext) -> Outcome:
     task = task_store.load_task(task_id, Kind.EMAIL)
     logger.append_keys(campaign_id=task.job_id)
@@ -307,6 +364,8 @@ def process(task_id: str, context: LambdaContext) -> Outcome:
         message_id = _send(claimed, earlier)
     except SkipEmailError as exc:
         return record_not_sent(claimed, Outcome.SKIPPED, exc.reason)
+    except SendDeferredError as exc:
+        return record_deferred(claimed, exc)
     except PermanentEmailError as exc:
         return record_not_sent(claimed, Outcome.FAILED, exc.reason)
     except SendOutcomeUnknownError:
@@ -333,6 +392,7 @@ def process(task_id: str, context: LambdaContext) -> Outcome:
 @logger.inject_lambda_context
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, str]:
     config.for_email_worker()
+    ScheduleTarget.from_env()
     try:
         task_id = read_task_id(event)
         logger.append_keys(task_id=task_id)

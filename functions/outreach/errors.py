@@ -9,9 +9,13 @@ its task can stay open.
   ``UnreadableMessageError`` (nothing to settle: logged and dropped), ``UnusableUrlError`` and
   ``BadCompressedBodyError`` (become a ``FatalScrapeError``).
 - Retried: ``RetryableScrapeError`` and its ``RetryableFetchError`` (the message returns after its
-  backoff); ``StreamBatchError`` (the stream batch fails whole, so bisect isolates the record).
+  backoff); ``StreamBatchError`` (the stream batch fails whole, so bisect isolates the record);
+  ``LedgerContendedError`` (a ledger record changed under every one of a worker's conditional writes:
+  the claim is released and Lambda's async retry tries again).
 - Stops the function at cold start, before any work: ``ConfigurationError`` (a required environment
   variable missing or malformed).
+- Moved, not sent: ``SendDeferredError`` (a first contact the per-address rule refuses now: the task
+  goes back to ``Pending`` at the next allowed moment inside its window, with its schedule).
 - Neither retried nor settled: ``SendOutcomeUnknownError`` (the task stays ``Running`` and the email
   reconciler settles it as ``delivery_unknown``; it is never sent again).
 - Someone else moved the task first, so there is nothing to do: ``TransitionRejectedError``,
@@ -145,6 +149,20 @@ class PermanentEmailError(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class LedgerContendedError(Exception):
+    """A contact record kept changing between a worker's read and its conditional write, every try."""
+
+
+class SendDeferredError(Exception):
+    """An email that may go out later but not now (``reason``), from ``not_before`` (epoch seconds): the
+    worker moves the task there, inside its window, and its schedule with it."""
+
+    def __init__(self, reason: str, not_before: float) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.not_before = not_before
 
 
 class UnsafeEmailError(ValueError):

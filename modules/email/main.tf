@@ -26,6 +26,7 @@ locals {
   schedule_group_name = "${var.name_prefix}-email"
   dlq_name            = "${var.name_prefix}-email-dlq"
   worker_name         = "${var.name_prefix}-email-worker"
+  worker_arn          = "arn:${local.partition}:lambda:${local.region}:${local.account_id}:function:${local.worker_name}"
 
   # Built from the name, so the worker may send with an identity this module does not create
   # (create_sender_identity = false): the root that owns it need not be applied first.
@@ -287,6 +288,14 @@ module "worker" {
     EMAIL_CONFIGURATION_SET    = aws_sesv2_configuration_set.this.configuration_set_name
     EMAIL_SEND_GRACE_SECONDS   = tostring(var.send_grace_seconds)
     CLAIM_LEASE_MARGIN_SECONDS = tostring(local.claim_lease_margin_seconds)
+    FIRST_CONTACT_GAP_SECONDS  = tostring(var.first_contact.gap_seconds)
+    FIRST_CONTACTS_PER_30_DAYS = tostring(var.first_contact.per_30_days)
+    # A deferred first step's schedule invokes this function again; its ARN is built from its name, as
+    # the function's own output would make this environment depend on itself.
+    EMAIL_SCHEDULE_GROUP     = aws_scheduler_schedule_group.this.name
+    EMAIL_WORKER_ARN         = local.worker_arn
+    EMAIL_SCHEDULER_ROLE_ARN = aws_iam_role.scheduler.arn
+    EMAIL_DLQ_ARN            = module.dlq.arn
   }
 
   policy_statements = [
@@ -316,6 +325,33 @@ module "worker" {
       conditions = [
         { test = "ForAllValues:StringLike", variable = "dynamodb:LeadingKeys", values = [var.contact_ledger.key_patterns.address, var.contact_ledger.key_patterns.domain] },
         { test = "Null", variable = "dynamodb:LeadingKeys", values = ["false"] },
+      ]
+    },
+    {
+      # Take the address's first-contact slot (one conditional UpdateItem of its address# record, the
+      # send governor's per-address rule): address records only.
+      sid       = "TakeFirstContactSlots"
+      actions   = ["dynamodb:UpdateItem"]
+      resources = [var.contact_ledger.arn]
+      conditions = [
+        { test = "ForAllValues:StringLike", variable = "dynamodb:LeadingKeys", values = [var.contact_ledger.key_patterns.address] },
+        { test = "Null", variable = "dynamodb:LeadingKeys", values = ["false"] },
+      ]
+    },
+    {
+      # A deferred first step's schedule is moved (GetSchedule, DeleteSchedule, CreateSchedule), with
+      # its later steps': the group's schedules only.
+      sid       = "MoveDeferredEmailSchedules"
+      actions   = ["scheduler:GetSchedule", "scheduler:CreateSchedule", "scheduler:DeleteSchedule"]
+      resources = [local.schedules_arn]
+    },
+    {
+      # CreateSchedule hands the scheduler role to EventBridge Scheduler only (as the reconciler's).
+      sid       = "PassSchedulerRole"
+      actions   = ["iam:PassRole"]
+      resources = [aws_iam_role.scheduler.arn]
+      conditions = [
+        { test = "StringEquals", variable = "iam:PassedToService", values = ["scheduler.amazonaws.com"] },
       ]
     },
     {

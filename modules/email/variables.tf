@@ -103,6 +103,30 @@ variable "send_grace_seconds" {
   }
 }
 
+variable "first_contact" {
+  description = <<-EOT
+    The per-address rule on first contacts (the first step of a campaign) across every campaign, which
+    the worker enforces at send time: no two closer than gap_seconds (default 7 days), at most
+    per_30_days in any 30 days (default 2). A refused first step is moved to the next allowed minute
+    inside its window, never dropped.
+  EOT
+  type = object({
+    gap_seconds = optional(number, 604800)
+    per_30_days = optional(number, 2)
+  })
+  default  = {}
+  nullable = false
+
+  validation {
+    condition     = var.first_contact.gap_seconds >= 0 && var.first_contact.gap_seconds <= 2592000 && floor(var.first_contact.gap_seconds) == var.first_contact.gap_seconds
+    error_message = "first_contact.gap_seconds must be a whole number of seconds from 0 to 2592000 (30 days)."
+  }
+  validation {
+    condition     = var.first_contact.per_30_days >= 1 && var.first_contact.per_30_days <= 100 && floor(var.first_contact.per_30_days) == var.first_contact.per_30_days
+    error_message = "first_contact.per_30_days must be a whole number from 1 to 100."
+  }
+}
+
 variable "worker" {
   description = "The email worker function; null settings take the defaults (60 s, 256 MB, reserved concurrency ceil(max_send_rate), INFO)."
   type = object({

@@ -177,6 +177,7 @@ module "email" {
   create_sender_identity       = var.email.create_sender_identity
   max_send_rate                = var.email.max_send_rate
   send_grace_seconds           = var.email.send_grace_seconds
+  first_contact                = var.email.first_contact
   worker                       = var.email.worker
   reconciler                   = var.email.reconciler
   powertools_metrics_namespace = local.metrics_namespace

@@ -162,12 +162,16 @@ variable "pipe_source_settle_seconds" {
 }
 
 variable "email" {
-  description = "Timed campaign email (see modules/email): the SES identity campaigns send from, and optional settings that take modules/email's defaults when left out (null): create_sender_identity (true: create it; false: it exists, another root owns it), max_send_rate (emails per second, 14), send_grace_seconds, worker, reconciler."
+  description = "Timed campaign email (see modules/email): the SES identity campaigns send from, and optional settings that take modules/email's defaults when left out (null): create_sender_identity (true: create it; false: it exists, another root owns it), max_send_rate (emails per second, 14), send_grace_seconds, first_contact (the per-address gap and 30-day cap on first contacts), worker, reconciler."
   type = object({
     sender_identity        = string
     create_sender_identity = optional(bool)
     max_send_rate          = optional(number)
     send_grace_seconds     = optional(number)
+    first_contact = optional(object({
+      gap_seconds = optional(number)
+      per_30_days = optional(number)
+    }), {})
     worker = optional(object({
       timeout_seconds      = optional(number)
       memory_mb            = optional(number)

@@ -12,7 +12,7 @@ import pytest
 from outreach import clients, clock, email_worker, task_store
 from outreach.task_model import Task
 from tests.support.aws import REGION, Resources
-from tests.support.email import CONFIGURATION_SET, FIRST_SEND, create_ses_resources
+from tests.support.email import CONFIGURATION_SET, FIRST_SEND, create_schedule_group, create_ses_resources
 from tests.support.lambda_context import FakeContext
 
 
@@ -20,6 +20,7 @@ from tests.support.lambda_context import FakeContext
 def ses(resources: Resources, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[float]]:
     """SES ready to send, and the clock at the first step's send time (``ses[0]`` moves it)."""
     create_ses_resources()
+    create_schedule_group(monkeypatch)
     monkeypatch.setenv("EMAIL_CONFIGURATION_SET", CONFIGURATION_SET)
     now = [FIRST_SEND.timestamp()]
     clock.set_time_source(lambda: now[0])

@@ -19,25 +19,25 @@ from outreach.reconcilers.sweep import RunReport
 from outreach.task_model import Status, Task
 from outreach_dev import function_env
 from tests.support.aws import REGION, Resources
-from tests.support.email import CONFIGURATION_SET, FIRST_SEND, create_ses_resources, planned
+from tests.support.email import (
+    CONFIGURATION_SET,
+    FIRST_SEND,
+    SCHEDULE_GROUP,
+    create_schedule_group,
+    create_ses_resources,
+    planned,
+)
 from tests.support.lambda_context import FakeContext
 
-GROUP = "outreach-test-email"
+GROUP = SCHEDULE_GROUP
 
 
 @pytest.fixture
 def target(resources: Resources, monkeypatch: pytest.MonkeyPatch) -> Iterator[email_schedules.ScheduleTarget]:
     create_ses_resources()
     monkeypatch.setenv("EMAIL_CONFIGURATION_SET", CONFIGURATION_SET)
-    boto3.client("scheduler", region_name=REGION).create_schedule_group(Name=GROUP)
     # The reconciler finds its schedule target only through its environment, as in Lambda.
-    for name, value in {
-        "EMAIL_SCHEDULE_GROUP": GROUP,
-        "EMAIL_WORKER_ARN": f"arn:aws:lambda:{REGION}:123456789012:function:outreach-test-email-worker",
-        "EMAIL_SCHEDULER_ROLE_ARN": "arn:aws:iam::123456789012:role/outreach-test-email-scheduler",
-        "EMAIL_DLQ_ARN": f"arn:aws:sqs:{REGION}:123456789012:outreach-test-email-dlq",
-    }.items():
-        monkeypatch.setenv(name, value)
+    create_schedule_group(monkeypatch)
     yield email_schedules.ScheduleTarget.from_env()
     clock.set_time_source(None)
 

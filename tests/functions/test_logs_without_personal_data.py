@@ -20,7 +20,13 @@ from outreach.observability import logger
 from outreach.personal_data import address_hash, phone_hash, redact_personal_data
 from outreach.task_model import Status
 from tests.support.aws import REGION, Resources
-from tests.support.email import CONFIGURATION_SET, FIRST_SEND, create_ses_resources, planned
+from tests.support.email import (
+    CONFIGURATION_SET,
+    FIRST_SEND,
+    create_schedule_group,
+    create_ses_resources,
+    planned,
+)
 from tests.support.lambda_context import FakeContext
 
 RECIPIENT = "Jane.Doe@Example.org"
@@ -39,6 +45,7 @@ def log_output(monkeypatch: pytest.MonkeyPatch) -> LogLines:
 @pytest.fixture
 def ses(resources: Resources, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     create_ses_resources()
+    create_schedule_group(monkeypatch)
     monkeypatch.setenv("EMAIL_CONFIGURATION_SET", CONFIGURATION_SET)
     clock.set_time_source(lambda: FIRST_SEND.timestamp())
     yield

@@ -64,6 +64,7 @@ TESTS: Mapping[str, tuple[str, ...]] = {
     "email_worker": (
         "tests/functions/test_email_worker.py",
         "tests/functions/test_email_worker_promises.py",
+        "tests/functions/test_email_worker_first_contact.py",
         "tests/functions/test_email_reconciler.py",
     ),
     "email_reconciler": ("tests/functions/test_email_reconciler.py",),

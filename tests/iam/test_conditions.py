@@ -86,7 +86,11 @@ LEDGER_REACHES: dict[str, dict[str, set[str]]] = {
     DISPATCHER: {},
     SCRAPER: {},
     SCRAPE_RECONCILER: {},
-    WORKER: {"dynamodb:BatchGetItem": {"address record", "domain record"}},
+    # The stop and the first-contact slots are read with the domain's record; only a slot is written.
+    WORKER: {
+        "dynamodb:BatchGetItem": {"address record", "domain record"},
+        "dynamodb:UpdateItem": {"address record"},
+    },
     EMAIL_RECONCILER: {},
     CONSUMER: {
         "dynamodb:GetItem": {"address record"},

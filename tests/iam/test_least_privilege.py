@@ -146,7 +146,7 @@ def test_an_action_removed_from_a_role_is_reported_missing_on_each_resource_that
         ("outreach-prod-email-worker", "SendWithTheCampaignIdentity", "ses:SendRawEmail"),
         ("outreach-prod-email-reconciler", "ManageEmailSchedules", "scheduler:UpdateSchedule"),
         ("outreach-prod-email-reconciler", "PassSchedulerRole", "iam:GetRole"),
-        ("outreach-prod-email-worker", "ReadContactStops", "dynamodb:UpdateItem"),
+        ("outreach-prod-email-worker", "ReadContactStops", "dynamodb:PutItem"),
         ("outreach-prod-ses-event-consumer", "DeleteCancelledEmailSchedules", "scheduler:CreateSchedule"),
         ("outreach-prod-ses-event-consumer", "ConsumeSesEvents", "sqs:SendMessage"),
         ("outreach-prod-unsubscribe", "VerifyUnsubscribeTokens", "kms:GenerateMac"),

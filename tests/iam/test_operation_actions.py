@@ -191,6 +191,10 @@ def test_the_email_functions_recorded_calls_reach_ses_and_scheduler(evidence: Ev
     assert recorded == {
         ("outreach.email_worker", "GetSuppressedDestination"),
         ("outreach.email_worker", "SendEmail"),
+        # A deferred first contact's schedule, and its follow-ups', are moved.
+        ("outreach.email_worker", "CreateSchedule"),
+        ("outreach.email_worker", "DeleteSchedule"),
+        ("outreach.email_worker", "GetSchedule"),
         # Forwards are SES v2 SendEmail with Raw content (no SendRawEmail); an out-of-office moves the
         # next step's schedule (GetSchedule, DeleteSchedule, CreateSchedule), a reply or a stop
         # deletes the open follow-ups' schedules.

@@ -18,12 +18,17 @@ def _email_reconciler() -> None:
     ScheduleTarget.from_env()
 
 
+def _email_worker() -> None:
+    config.for_email_worker()
+    ScheduleTarget.from_env()
+
+
 # What each handler reads before it does any work.
 COLD_START: dict[str, Callable[[], object]] = {
     "dispatcher": config.for_dispatcher,
     "scraper": config.for_scraper,
     "scrape_reconciler": config.for_scrape_reconciler,
-    "email_worker": config.for_email_worker,
+    "email_worker": _email_worker,
     "email_reconciler": _email_reconciler,
     "ses_event_consumer": config.for_ses_event_consumer,
     "unsubscribe": config.for_unsubscribe,

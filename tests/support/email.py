@@ -6,6 +6,7 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import boto3
+import pytest
 
 from embedded_aws.ses_v2 import support_ses_v2
 from outreach.email_task import EmailMessage, PlannedEmail
@@ -41,6 +42,23 @@ def planned(
             unsubscribe=unsubscribe,
         ),
     )
+
+
+SCHEDULE_GROUP = "outreach-test-email"
+# The schedule target the email worker and the reconciler find in their environment, as in Lambda.
+SCHEDULE_TARGET_ENV = {
+    "EMAIL_SCHEDULE_GROUP": SCHEDULE_GROUP,
+    "EMAIL_WORKER_ARN": f"arn:aws:lambda:{REGION}:123456789012:function:outreach-test-email-worker",
+    "EMAIL_SCHEDULER_ROLE_ARN": "arn:aws:iam::123456789012:role/outreach-test-email-scheduler",
+    "EMAIL_DLQ_ARN": f"arn:aws:sqs:{REGION}:123456789012:outreach-test-email-dlq",
+}
+
+
+def create_schedule_group(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The email schedule group (inside mock_aws), and its target in the environment."""
+    boto3.client("scheduler", region_name=REGION).create_schedule_group(Name=SCHEDULE_GROUP)
+    for name, value in SCHEDULE_TARGET_ENV.items():
+        monkeypatch.setenv(name, value)
 
 
 def create_ses_resources() -> None:

@@ -8,12 +8,17 @@
 - ``stop_fanout``: ``cancel_open_emails``, a stop reaching every open email to the address.
 - ``engagement``: ``record_reply``, ``record_away`` and ``engagement_of``: the campaigns an address
   replied in and until when it is away (inbound mail), which never change its state.
-- ``standing``: ``standing_of`` an address, its stop and its engagement in one read (the email worker).
+- ``first_contact_rule`` and ``first_contacts``: the gap and 30-day cap on first contacts to one
+  address across campaigns, and ``take_first_contact``, the slot a worker takes before it sends.
+- ``standing``: ``standing_of`` an address, its stop, engagement and first contacts in one read (the
+  email worker).
 
 The table is ``CONTACTS_TABLE`` (modules/contact-ledger), hash key ``contact_key``.
 """
 
 from outreach.contacts.engagement import Engagement, engagement_of, record_away, record_reply
+from outreach.contacts.first_contact_rule import FirstContactRule
+from outreach.contacts.first_contacts import FirstContacts, take_first_contact
 from outreach.contacts.keys import (
     ADDRESS_PREFIX,
     DOMAIN_PREFIX,
@@ -36,6 +41,8 @@ __all__ = [
     "WHY_CHARS",
     "Engagement",
     "FanOut",
+    "FirstContactRule",
+    "FirstContacts",
     "Source",
     "Standing",
     "State",
@@ -56,5 +63,6 @@ __all__ = [
     "standing_of",
     "stop_of",
     "stops_of",
+    "take_first_contact",
     "unblock",
 ]

@@ -1,8 +1,9 @@
-"""What the email worker reads of its recipient after the claim: the stop and the engagement, in one read.
+"""What the email worker reads of its recipient after the claim: stop, engagement, first contacts.
 
-Both live on the address's ledger record (the stop also on its domain's), so one strongly consistent
-BatchGetItem of the two keys answers both questions a send asks: is the address (or its domain)
-stopped, and did the person reply or say they are away. A stop or a reply recorded before the read
+All live on the address's ledger record (the stop also on its domain's), so one strongly consistent
+BatchGetItem of the two keys answers every question a send asks: is the address (or its domain)
+stopped, did the person reply or say they are away, and which first contacts it had lately
+(``first_contacts``). A stop or a reply recorded before the read
 began is seen:
 https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from outreach.contacts.engagement import Engagement
+from outreach.contacts.first_contacts import FirstContacts
 from outreach.contacts.keys import address_key, domain_key
 from outreach.contacts.reads import records, stop_in
 from outreach.contacts.states import Stop
@@ -19,18 +21,20 @@ from outreach.contacts.states import Stop
 
 @dataclass(frozen=True)
 class Standing:
-    """An address's stop (``None``: nothing stops it) and its replies and absence."""
+    """An address's stop (``None``: nothing stops it), its replies and absence, its first-contact slots."""
 
     stop: Stop | None
     engagement: Engagement
+    first_contacts: FirstContacts
 
 
 def standing_of(address: str) -> Standing:
-    """The stop and the engagement of ``address``, from one read of its record and its domain's.
+    """The stop, engagement and first contacts of ``address``, from one read of its and its domain's record.
 
     ``MalformedFieldError`` for a non-address (naming ``address``) or a stored field no reader can
     trust (naming it): either way nothing may be sent on it.
     """
     own = address_key(address)
     found = records([own, domain_key(address)])
-    return Standing(stop_in(found, address), Engagement.from_item(found.get(own, {})))
+    record = found.get(own, {})
+    return Standing(stop_in(found, address), Engagement.from_item(record), FirstContacts.from_item(record))

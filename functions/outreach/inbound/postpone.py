@@ -15,7 +15,7 @@ address (``task_store.reads.email_tasks_to``) and takes the Pending ones in step
 Each move is one conditional write (``task_store.transitions.postpone_email``: only while the task is
 unclaimed and its ``send_at`` is still the one read). Then its schedule is moved: read
 (GetSchedule), and if it does not fire at the new time, deleted and created again
-(``email_schedules.ensure_schedule``). Moving the task first is the safe order: an old schedule that
+(``email_schedules.move_schedule``). Moving the task first is the safe order: an old schedule that
 fires before it is replaced invokes the worker early, and the worker refuses an early invocation
 (``EarlyInvocations``) and leaves the task Pending. Run again (a retried record), every task is where
 it should be and only a schedule a crash left behind is moved. A task claimed meanwhile is its
@@ -28,9 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from botocore.exceptions import ClientError
-
-from outreach import clients, clock, email_schedules
+from outreach import clock, email_schedules
 from outreach.email_schedules import ScheduleTarget
 from outreach.email_task import utc_iso
 from outreach.errors import TransitionRejectedError
@@ -58,31 +56,6 @@ def _open_steps(address: str, campaign_id: str) -> list[Task]:
         if task.job_id == campaign_id and task.email is not None and task.status is Status.PENDING
     ]
     return sorted(found, key=lambda task: task.email.step if task.email else 0)
-
-
-def _schedule_fires_at(name: str, group: str) -> str | None:
-    """The schedule's ``ScheduleExpression``, or ``None`` when there is none."""
-    try:
-        found = clients.scheduler().get_schedule(Name=name, GroupName=group)
-    except ClientError as exc:
-        if str(exc.response.get("Error", {}).get("Code", "")) == "ResourceNotFoundException":
-            return None
-        raise
-    return str(found.get("ScheduleExpression", ""))
-
-
-def move_schedule(task: Task, target: ScheduleTarget) -> bool:
-    """Make the task's schedule fire at its ``send_at``; ``True`` when it had to be (re)created."""
-    if task.email is None:
-        raise ValueError(f"{task.task_id} is not an email task")
-    wanted = email_schedules.at_expression(task.email.send_time)
-    current = _schedule_fires_at(task.email.schedule_name, target.group)
-    if current == wanted:
-        return False
-    if current is not None:
-        email_schedules.delete_schedule(task.email.schedule_name, target)
-    email_schedules.ensure_schedule(task, target)
-    return True
 
 
 def _new_time(task: Task, back_on: date, earliest: datetime, spaced: datetime | None) -> datetime:
@@ -132,6 +105,10 @@ def postpone_for_absence(
                 continue
             moved += 1
             current = get_task(task.task_id)
-        if current is not None and _schedulable(current, earliest) and move_schedule(current, target):
+        if (
+            current is not None
+            and _schedulable(current, earliest)
+            and email_schedules.move_schedule(current, target)
+        ):
             schedules += 1
     return Postponement(moved=moved, already_moved=already, schedules_moved=schedules)

@@ -117,6 +117,16 @@ RULES: Mapping[str, Rule] = {
         Rule(
             "skip email", _RUNNING, Status.CANCELLED, Holder.LEASE_HOLDER, ("failure_reason",), LEASE_FIELDS
         ),
+        # ---- the send governor: a claimed email moved later, back to Pending, by its worker
+        Rule(
+            "defer email",
+            _RUNNING,
+            Status.PENDING,
+            Holder.LEASE_HOLDER,
+            sets=("send_at", "deferred_from", "deferred_reason"),
+            removes=LEASE_FIELDS,
+            stamped=("deferred_at",),
+        ),
         # ---- a contact's stop (unsubscribe, bounce, complaint): every open email to the address,
         # only while nobody has claimed it (a claimed one is its worker's, which reads the ledger)
         Rule("cancel for stop", _PENDING, Status.CANCELLED, Holder.UNCLAIMED, ("failure_reason",)),

@@ -268,6 +268,27 @@ def return_email_to_pending(task: Task, *, error: str) -> None:
     apply(RULES["return email to pending"], task, {"last_error": error[:LAST_ERROR_CHARS]})
 
 
+def defer_email(task: Task, *, send_at: str, reason: str) -> None:
+    """Running -> Pending at the later ``send_at`` for a claimed email the send governor refuses now
+    (holder only); ``deferred_from`` keeps the time it had, ``deferred_reason`` says why. Never earlier:
+    a ``send_at`` not after the task's raises ``ValueError`` without a write. The schedule is the
+    caller's to move (``email_schedules``)."""
+    fields = task.email
+    if fields is None:
+        raise ValueError(f"{task.task_id} is not an email task")
+    if parse_utc_iso(send_at) <= fields.send_time:
+        raise ValueError(f"a deferral moves an email later, not to {send_at} from {fields.send_at}")
+    apply(
+        RULES["defer email"],
+        task,
+        {
+            "send_at": send_at,
+            "deferred_from": fields.send_at,
+            "deferred_reason": reason[:FAILURE_REASON_CHARS],
+        },
+    )
+
+
 def skip_email(task: Task, *, reason: str) -> None:
     """Running -> Cancelled for a claimed follow-up that must not go out (bounce, complaint,
     suppression), holder only; ``reason`` says which."""
