@@ -261,6 +261,23 @@ resource "aws_iam_role_policy" "scheduler" {
   })
 }
 
+# The worker (a deferred email's schedule) and the reconciler create schedules: each hands the
+# scheduler role to the new schedule, and to EventBridge Scheduler only.
+locals {
+  pass_scheduler_role = {
+    # CreateSchedule hands the scheduler role to the new schedule, that is to EventBridge Scheduler
+    # (iam:PassedToService, https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_iam-condition-keys.html#ck_PassedToService;
+    # PassRole as CreateSchedule's dependent action:
+    # https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazoneventbridgescheduler.html).
+    sid       = "PassSchedulerRole"
+    actions   = ["iam:PassRole"]
+    resources = [aws_iam_role.scheduler.arn]
+    conditions = [
+      { test = "StringEquals", variable = "iam:PassedToService", values = ["scheduler.amazonaws.com"] },
+    ]
+  }
+}
+
 # ---- the worker -----------------------------------------------------------------------------------
 
 module "worker" {
@@ -345,15 +362,7 @@ module "worker" {
       actions   = ["scheduler:GetSchedule", "scheduler:CreateSchedule", "scheduler:DeleteSchedule"]
       resources = [local.schedules_arn]
     },
-    {
-      # CreateSchedule hands the scheduler role to EventBridge Scheduler only (as the reconciler's).
-      sid       = "PassSchedulerRole"
-      actions   = ["iam:PassRole"]
-      resources = [aws_iam_role.scheduler.arn]
-      conditions = [
-        { test = "StringEquals", variable = "iam:PassedToService", values = ["scheduler.amazonaws.com"] },
-      ]
-    },
+    local.pass_scheduler_role,
     {
       # SendEmail is authorised against the sending identity and the configuration set used, and only
       # from an address of the identity (ses:FromAddress, the address without its display name)
@@ -448,17 +457,6 @@ module "reconciler" {
       actions   = ["scheduler:GetSchedule", "scheduler:CreateSchedule", "scheduler:DeleteSchedule"]
       resources = [local.schedules_arn]
     },
-    {
-      # CreateSchedule hands the scheduler role to the new schedule, that is to EventBridge Scheduler
-      # (iam:PassedToService, https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_iam-condition-keys.html#ck_PassedToService;
-      # PassRole as CreateSchedule's dependent action:
-      # https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazoneventbridgescheduler.html).
-      sid       = "PassSchedulerRole"
-      actions   = ["iam:PassRole"]
-      resources = [aws_iam_role.scheduler.arn]
-      conditions = [
-        { test = "StringEquals", variable = "iam:PassedToService", values = ["scheduler.amazonaws.com"] },
-      ]
-    },
+    local.pass_scheduler_role,
   ]
 }

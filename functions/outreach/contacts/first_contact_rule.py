@@ -11,8 +11,8 @@ conversation and are not counted. ``FirstContactRule(gap_seconds, per_period)``:
 ``allows`` decides one candidate moment exactly; ``next_free`` is the earliest moment at or after a
 given one that ``allows``. A constraint can only start to hold at ``at`` itself, at a taken moment plus
 the gap, or at a taken moment plus the period, so those are the only candidates ``next_free`` tries.
-Defaults (modules/email, ``first_contact``): 7 days between two, 2 per 30 days — below the
-cadence at which recipients start reporting cold mail as spam (docs/sending.md, "The send governor").
+Defaults (modules/email, ``first_contact``): 7 days between two, 2 per 30 days
+(docs/operator-cli.md, "First contacts per address, across campaigns").
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from botocore.exceptions import ClientError
 from outreach import clients, clock, config
 from outreach.email_task import parse_utc_iso
 from outreach.errors import TaskNotFoundError, TransitionRejectedError
-from outreach.task_model import ALLOWED_TRANSITIONS, MalformedTask, Status, Task, open_key
+from outreach.task_model import ALLOWED_TRANSITIONS, EmailFields, MalformedTask, Status, Task, open_key
 from outreach.task_store.counters import counter_shard, counter_update
 from outreach.task_store.items import is_condition_failure, to_av, to_avs
 from outreach.task_store.reads import get_task
@@ -268,16 +268,23 @@ def return_email_to_pending(task: Task, *, error: str) -> None:
     apply(RULES["return email to pending"], task, {"last_error": error[:LAST_ERROR_CHARS]})
 
 
+def _moved_later(task: Task, send_at: str, move: str) -> EmailFields:
+    """The email fields of ``task``; ``ValueError`` unless ``send_at`` is after its own (a ``move`` of
+    an email is always to a later time)."""
+    fields = task.email
+    if fields is None:
+        raise ValueError(f"{task.task_id} is not an email task")
+    if parse_utc_iso(send_at) <= fields.send_time:
+        raise ValueError(f"a {move} moves an email later, not to {send_at} from {fields.send_at}")
+    return fields
+
+
 def defer_email(task: Task, *, send_at: str, reason: str) -> None:
     """Running -> Pending at the later ``send_at`` for a claimed email the send governor refuses now
     (holder only); ``deferred_from`` keeps the time it had, ``deferred_reason`` says why. Never earlier:
     a ``send_at`` not after the task's raises ``ValueError`` without a write. The schedule is the
     caller's to move (``email_schedules``)."""
-    fields = task.email
-    if fields is None:
-        raise ValueError(f"{task.task_id} is not an email task")
-    if parse_utc_iso(send_at) <= fields.send_time:
-        raise ValueError(f"a deferral moves an email later, not to {send_at} from {fields.send_at}")
+    fields = _moved_later(task, send_at, "deferral")
     apply(
         RULES["defer email"],
         task,
@@ -309,11 +316,7 @@ def postpone_email(task: Task, *, send_at: str) -> None:
     is left to its worker; ``postponed_from`` keeps the time it had. Never earlier than planned: a
     ``send_at`` not after the task's raises ``ValueError`` without a write. The schedule is the
     caller's to move (``email_schedules``)."""
-    fields = task.email
-    if fields is None:
-        raise ValueError(f"{task.task_id} is not an email task")
-    if parse_utc_iso(send_at) <= fields.send_time:
-        raise ValueError(f"a postponement moves an email later, not to {send_at} from {fields.send_at}")
+    fields = _moved_later(task, send_at, "postponement")
     apply(
         RULES["postpone email"],
         task,

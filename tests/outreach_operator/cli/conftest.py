@@ -153,7 +153,7 @@ def ses_account() -> Iterator[None]:
 
 
 @pytest.fixture
-def email_flags(resources: Resources) -> list[str]:
+def email_flags(resources: Resources, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     boto3.client("scheduler", region_name=REGION).create_schedule_group(Name=GROUP)
     dlq_url = boto3.client("sqs", region_name=REGION).create_queue(QueueName="outreach-test-email-dlq")[
         "QueueUrl"
@@ -161,6 +161,14 @@ def email_flags(resources: Resources) -> list[str]:
     dlq_arn = boto3.client("sqs", region_name=REGION).get_queue_attributes(
         QueueUrl=dlq_url, AttributeNames=["QueueArn"]
     )["Attributes"]["QueueArn"]
+    # The worker, run in-process by these tests, has the same target in its environment (Terraform's).
+    for name, value in {
+        "EMAIL_SCHEDULE_GROUP": GROUP,
+        "EMAIL_WORKER_ARN": f"arn:aws:lambda:{REGION}:123456789012:function:outreach-test-email-worker",
+        "EMAIL_SCHEDULER_ROLE_ARN": "arn:aws:iam::123456789012:role/outreach-test-email-scheduler",
+        "EMAIL_DLQ_ARN": dlq_arn,
+    }.items():
+        monkeypatch.setenv(name, value)
     return [
         "--email-schedule-group", GROUP,
         "--email-worker-arn", f"arn:aws:lambda:{REGION}:123456789012:function:outreach-test-email-worker",
