@@ -9,7 +9,8 @@ their prefix before any joining.
 
 E-mail addresses and phone numbers come from :mod:`outreach.scraping.emails` and
 :mod:`outreach.scraping.phones`, in the shape of :mod:`outreach.scraping.contacts`; which links lead to
-imprint, contact and about pages from :mod:`outreach.scraping.page_choice`.
+imprint, contact and about pages from :mod:`outreach.scraping.page_choice`; the page's language in the
+shape of :mod:`outreach.scraping.language_tag`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from outreach.canonical_url import CanonicalUrl, canonical_url
 from outreach.errors import FatalScrapeError, UnusableUrlError
 from outreach.scraping.contacts import FoundEmail, FoundPhone
 from outreach.scraping.emails import find_emails
+from outreach.scraping.language_tag import language_tag
 from outreach.scraping.markup_bounds import bound_markup
 from outreach.scraping.page_choice import KIND_PRIORITY, page_kind
 from outreach.scraping.phones import find_phones
@@ -78,7 +80,6 @@ _FILE_SUFFIXES = (
 
 _SCHEME = re.compile(r"^[ \t\n]*([a-z][a-z0-9+.-]*):", re.IGNORECASE)
 _T = TypeVar("_T")
-_LANGUAGE = re.compile(r"^[a-z]{2,3}(?:-[a-z0-9]{1,8})*$")
 
 
 @dataclass(frozen=True)
@@ -219,8 +220,8 @@ def _language(tree: LexborHTMLParser, metas: dict[str, str]) -> str | None:
     for raw in candidates:
         if not raw:
             continue
-        value = raw.split(",")[0].strip().lower().replace("_", "-")
-        if _LANGUAGE.match(value):
+        value = language_tag(raw)
+        if value is not None:
             return value
     return None
 

@@ -117,9 +117,17 @@ def _first_international_region(raws: Iterable[str]) -> str | None:
         if raw.startswith(("+", "00")):
             e164 = parse_phone(raw, None)
             if e164 is not None:
-                region = phonenumbers.region_code_for_number(phonenumbers.parse(e164))
-                return str(region) if region else None
+                return region_of(e164)
     return None
+
+
+def region_of(e164: str) -> str | None:
+    """The country (ISO 3166 alpha-2) an E.164 number belongs to by its calling code and, where a code
+    is shared (+1, +7, +44), its leading digits; None for a non-geographic number (+800, +882)."""
+    region = phonenumbers.region_code_for_number(phonenumbers.parse(e164))
+    if not region or region in {phonenumbers.UNKNOWN_REGION, phonenumbers.REGION_CODE_FOR_NON_GEO_ENTITY}:
+        return None
+    return str(region)
 
 
 def _is_template(digits: str) -> bool:

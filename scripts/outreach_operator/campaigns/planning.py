@@ -1,14 +1,14 @@
 """The send plan: one PlannedEmail per recipient and step, inside the window and under the rate.
 
 Each recipient's window is the campaign's days and hours in the recipient's own zone
-(``recipient_zones``: its ``timezone`` column, its domain's country, else the campaign's), and each
-email carries that zone. Steps are planned in order. The first step of every recipient is due at the
-start; a follow-up is due its ``after_days`` calendar days (in the recipient's zone) after the same
-recipient's previous step. A due time is moved to the next minute the recipient's window is open in
-that still has room under ``max_per_minute`` (counted over all recipients) and whose slot the
-recipient domain's pacing allows (``domain_pacing``: a cap per local day and a least gap between two
-emails to one domain); the emails of one minute are spread over its seconds. The minutes are counted
-over the whole campaign (all steps), and recipients keep their order, so the same campaign,
+(``recipient_zones``: its ``timezone`` column, its domain's country, its phone numbers' country, its
+language, else the campaign's), and each email carries that zone. Steps are planned in order. The first
+step of every recipient is due at the start; a follow-up is due its ``after_days`` calendar days (in the
+recipient's zone) after the same recipient's previous step. A due time is moved to the next minute the
+recipient's window is open in that still has room under ``max_per_minute`` (counted over all recipients)
+and whose slot the recipient domain's pacing allows (``domain_pacing``: a cap per local day and a least
+gap between two emails to one domain); the emails of one minute are spread over its seconds. The minutes
+are counted over the whole campaign (all steps), and recipients keep their order, so the same campaign,
 recipients and start always give the same plan.
 
 A recipient whose messages cannot all be rendered (a missing placeholder, an unsafe header), or one of
@@ -37,7 +37,6 @@ from outreach.sequence_rules import SequenceRules
 from outreach_operator.campaigns.campaign_file import Campaign, SendWindow
 from outreach_operator.campaigns.domain_pacing import DomainPacing, domain_of
 from outreach_operator.campaigns.one_click_links import OneClickLinks
-from outreach_operator.campaigns.recipient_zones import COLUMN as ZONE_COLUMN
 from outreach_operator.campaigns.recipient_zones import zone_of
 from outreach_operator.campaigns.recipients import Recipient, RejectedRow
 from outreach_operator.campaigns.rendering import render_step
@@ -53,7 +52,8 @@ class CampaignPlan:
     rejected: list[RejectedRow] = field(default_factory=list)
     # Emails the domain pacing moved later than the rate and the window alone would have sent them.
     paced: int = 0
-    # Recipients planned per source of their zone (``recipient_zones``: column, country, campaign).
+    # Recipients planned per source of their zone (``recipient_zones``: column, country, phone, language,
+    # campaign).
     zone_sources: dict[str, int] = field(default_factory=dict)
 
 
@@ -166,7 +166,7 @@ def plan_campaign(
     messages: list[tuple[Recipient, SendWindow, list[EmailMessage]]] = []
     for recipient in recipients:
         try:
-            zone = zone_of(recipient.email, recipient.values.get(ZONE_COLUMN), window.timezone)
+            zone = zone_of(recipient.email, recipient.values, window.timezone)
             rendered = _render_all(campaign, recipient, links, replies)
         except (RenderError, ValueError) as exc:
             plan.rejected.append(RejectedRow(recipient.row, recipient.source, recipient.email, str(exc)))

@@ -1,34 +1,37 @@
 """A recipient's time zone, in which the campaign's window applies: where it comes from, in order.
 
-1. The recipients file's ``timezone`` column (an IANA name, e.g. ``America/New_York``); a value that is
-   no IANA zone refuses the row, naming the field.
-2. The country of the address's domain: a country-code top-level domain of a country whose zones in
-   the tz database's ``zone.tab`` all keep one time (``.de`` Europe/Berlin, ``.fr`` Europe/Paris;
-   ``.uk`` is GB's). A country of several times (``.us``, ``.au``, ``.es`` with the Canaries) tells
-   nothing, nor does a generic domain (``.com``).
-3. The campaign window's own zone.
+1. ``column``: the recipients file's ``timezone`` column (an IANA name, e.g. ``America/New_York``).
+2. ``country``: the country of the address's domain: a country-code top-level domain of a country
+   that keeps one time (``country_zones``: ``.de`` Europe/Berlin, ``.fr`` Europe/Paris; ``.uk`` is
+   GB's). A country of several times (``.us``, ``.au``, ``.es`` with the Canaries) tells nothing, nor
+   does a generic domain (``.com``).
+3. ``phone``: the country every number of the ``phone`` column names (``phone_country``: from a
+   scrape job, the numbers the site showed), when it keeps one time: ``+49`` Europe/Berlin; a ``+1``
+   number of the United States, or numbers of two countries, tell nothing.
+4. ``language``: the zone the ``language`` column names (``language_zone``: from a scrape job, the
+   page's language), when every country whose language it is keeps the same one time: ``ja``
+   Asia/Tokyo, ``de`` Europe/Berlin, ``de-at`` Europe/Vienna; ``en`` or ``es`` tell nothing.
+5. ``campaign``: the campaign window's own zone.
 
-``zone.tab`` is read from the ``tzdata`` package (the same database ``zoneinfo`` uses), not copied.
-A scraped page's language and phone numbers are not read yet.
+Every one of the three columns a row has is checked, whichever decides: a value that is no IANA zone,
+no list of valid international numbers or no language tag refuses the row, naming the column.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from functools import cache
-from importlib.resources import files
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from outreach_operator.campaigns import language_zone, phone_country
+from outreach_operator.campaigns.country_zones import one_time_zone
 
 COLUMN = "timezone"
 # Top-level domains that are not their country's ISO 3166 code.
 _TLD_COUNTRY = {"uk": "GB"}
-# A winter and a summer instant of either hemisphere, at which a country's zones are compared.
-_SEASONS = (datetime(2026, 1, 15, 12, tzinfo=UTC), datetime(2026, 7, 15, 12, tzinfo=UTC))
 
-Source = Literal["column", "country", "campaign"]
+Source = Literal["column", "country", "phone", "language", "campaign"]
 
 
 @dataclass(frozen=True)
@@ -43,43 +46,42 @@ class RecipientZone:
         return ZoneInfo(self.name)
 
 
-def _offsets(name: str) -> tuple[timedelta | None, ...]:
-    zone = ZoneInfo(name)
-    return tuple(moment.astimezone(zone).utcoffset() for moment in _SEASONS)
-
-
-@cache
-def _one_time_countries() -> dict[str, str]:
-    """ISO country code -> its first zone in ``zone.tab``, for each country whose zones all keep the
-    same offsets from UTC in winter and summer (Germany's Berlin and Busingen; not Spain's Canaries)."""
-    zones: dict[str, list[str]] = defaultdict(list)
-    for line in files("tzdata").joinpath("zoneinfo/zone.tab").read_text(encoding="utf-8").splitlines():
-        if line and not line.startswith("#"):
-            country, _, name = line.split("\t")[:3]
-            zones[country].append(name)
-    return {
-        country: names[0] for country, names in zones.items() if len({_offsets(name) for name in names}) == 1
-    }
-
-
 def country_zone(address: str) -> str | None:
     """The zone of the address's domain's country, when its top-level domain names a one-time country."""
     tld = address.rsplit(".", 1)[-1].lower()
     if len(tld) != 2:
         return None
-    return _one_time_countries().get(_TLD_COUNTRY.get(tld, tld.upper()))
+    return one_time_zone(_TLD_COUNTRY.get(tld, tld.upper()))
 
 
-def zone_of(address: str, column: str | None, campaign_zone: str) -> RecipientZone:
-    """The recipient's zone from its ``timezone`` column, its domain's country or the campaign;
-    ``ValueError`` naming the column for a value that is no IANA zone."""
-    if column:
-        try:
-            ZoneInfo(column)
-        except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ValueError(f"{COLUMN}: not an IANA time zone: {column[:60]!r}") from exc
+def _timezone_column(value: str) -> str:
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValueError(f"{COLUMN}: not an IANA time zone: {value[:60]!r}") from exc
+    return value
+
+
+def zone_of(address: str, values: Mapping[str, str], campaign_zone: str) -> RecipientZone:
+    """The recipient's zone from its ``timezone`` column, its domain's country, its phone numbers' country,
+    its language or the campaign; ``ValueError`` naming the column for a value that is not one."""
+    column = _timezone_column(values[COLUMN]) if values.get(COLUMN) else None
+    phones = (
+        phone_country.phone_numbers(values[phone_country.COLUMN]) if values.get(phone_country.COLUMN) else []
+    )
+    tag = (
+        language_zone.language_of(values[language_zone.COLUMN]) if values.get(language_zone.COLUMN) else None
+    )
+    if column is not None:
         return RecipientZone(column, "column")
     found = country_zone(address)
     if found is not None:
         return RecipientZone(found, "country")
+    country = phone_country.phone_country(phones) if phones else None
+    found = one_time_zone(country) if country is not None else None
+    if found is not None:
+        return RecipientZone(found, "phone")
+    found = language_zone.language_zone(tag) if tag is not None else None
+    if found is not None:
+        return RecipientZone(found, "language")
     return RecipientZone(campaign_zone, "campaign")

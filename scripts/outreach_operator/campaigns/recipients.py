@@ -3,14 +3,16 @@
 A CSV file has a header row; its ``email`` column is required and every other column is a placeholder
 (names lower-cased, anything but letters, digits and ``_`` turned into ``_``). Two columns that become
 the same placeholder (``email`` and ``EMAIL``, ``Company`` and ``company``) refuse the header, naming
-both: otherwise the later one would silently win, and mail could go to the second address. The file
-is read in bounded memory (``bounded_lines``): a line over 256 Ki characters refuses the file, naming
-it; a rejected address is echoed cut to 200 characters with its length. From a scrape job, each
-result with an e-mail address becomes one recipient: the first address found on the site, with the
-placeholders ``company`` (the page title), ``website`` (the final URL), ``description`` and
-``language``. Addresses are checked for syntax only (``email-validator``, no DNS lookups) and
-normalised; a row whose address is invalid, missing or already listed is reported with its row number
-and reason and is not scheduled.
+both: otherwise the later one would silently win, and mail could go to the second address. The file is
+read in bounded memory (``bounded_lines``): a line over 256 Ki characters refuses the file, naming it; a
+rejected address is echoed cut to 200 characters with its length. From a scrape job, each result with an
+e-mail address becomes one recipient: the first address found on the site, with the placeholders
+``company`` (the page title), ``website`` (the final URL), ``description``, ``language`` (the page's
+language tag, ``language_zone.language_cell``) and ``phone`` (the site's numbers,
+``phone_country.phone_cell``); the last two, like a CSV file's ``timezone``, ``phone`` and ``language``
+columns, also say the recipient's zone (``recipient_zones``). Addresses are checked for syntax only
+(``email-validator``, no DNS lookups) and normalised; a row whose address is invalid, missing or already
+listed is reported with its row number and reason and is not scheduled.
 
 Every address is planned in the form SES delivers to: SES does not support SMTPUTF8 (RFC 6531), so the
 part before the @ must be 7-bit ASCII and a Unicode domain must be given in Punycode (RFC 3492)
@@ -32,6 +34,8 @@ from typing import Any
 from email_validator import EmailNotValidError, validate_email
 
 from outreach_operator.bounded_lines import bounded_lines
+from outreach_operator.campaigns.language_zone import language_cell
+from outreach_operator.campaigns.phone_country import phone_cell
 from outreach_operator.errors import LineTooLongError
 from outreach_operator.report_values import shorten
 
@@ -177,6 +181,13 @@ def _first_address(document: Mapping[str, Any]) -> str:
     return ""
 
 
+def _phone_numbers(document: Mapping[str, Any]) -> list[str]:
+    found = (
+        phone.get("e164") if isinstance(phone, Mapping) else None for phone in document.get("phones") or []
+    )
+    return [number for number in found if isinstance(number, str)]
+
+
 def recipients_from_results(results: Iterable[tuple[str, Mapping[str, Any]]]) -> Recipients:
     """One recipient per scraped site with an address, from ``(task_id, result document)`` pairs."""
     result = Recipients()
@@ -186,7 +197,8 @@ def recipients_from_results(results: Iterable[tuple[str, Mapping[str, Any]]]) ->
             "company": str(document.get("title") or "").strip(),
             "website": str(document.get("final_url") or ""),
             "description": str(document.get("description") or "").strip(),
-            "language": str(document.get("language") or ""),
+            "language": language_cell(str(document.get("language") or "")),
+            "phone": phone_cell(_phone_numbers(document)),
         }
         _admit(result, seen, row, task_id, _first_address(document), values)
     return result
