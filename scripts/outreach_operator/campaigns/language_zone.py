@@ -17,7 +17,7 @@ Europe/Berlin, ``it`` Europe/Rome, ``ko`` (both Koreas) Asia/Seoul; not ``en``, 
 ``pt``, ``ar``, ``nl`` (Suriname), ``sv`` (Finland), ``tr`` (Cyprus), ``zh`` (China's zone.tab lists
 Urumqi beside Shanghai), nor a language CLDR counts official nowhere. The zone is that of the country
 CLDR's likely subtags give the language (``de`` -> ``de_Latn_DE``) when it is one of them, else of the
-first in alphabetical order. Of CLDR's 125 languages official somewhere, 99 name a zone this way.
+first in alphabetical order.
 
 CLDR's data is read from the ``babel`` package (``babel.core.get_global``: ``territory_languages``,
 each territory's languages with their ``official_status``, and ``likely_subtags``), not copied; a

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from outreach.scraping.extract import PageExtract, extract_page
-from outreach.scraping.phones import parse_phone, site_region
+from outreach.scraping.phones import parse_phone, region_of, site_region
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "html"
 KALTENBACH = "https://www.kaltenbach-druck.de/kontakt"
@@ -138,3 +138,20 @@ def test_the_usual_labels_mark_a_national_number_and_fax_labels_make_a_fax(label
 def test_a_national_number_without_a_label_is_not_taken() -> None:
     page = extract_page("<p>Auftrag 0221 58 37 41</p>", "https://kaltenbach-druck.de/", max_text_chars=500)
     assert page.phones == ()
+
+
+@pytest.mark.parametrize(
+    ("e164", "region"),
+    [
+        ("+493020934567", "DE"),
+        ("+12126392000", "US"),  # +1 is shared: the area code names the country
+        ("+18769291234", "JM"),
+        ("+441481710000", "GG"),  # +44 1481: Guernsey, not the United Kingdom
+        ("+80024547890", None),  # international freephone: no country
+        ("+88216803974", None),
+    ],
+)
+def test_a_numbers_country_comes_from_its_calling_code_and_leading_digits(
+    e164: str, region: str | None
+) -> None:
+    assert region_of(e164) == region

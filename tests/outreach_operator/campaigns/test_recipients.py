@@ -120,10 +120,36 @@ def test_scraped_sites_give_company_website_and_their_first_address() -> None:
         "website": "https://acme.example/",
         "description": "Tools",
         "language": "de",
+        "phone": "",
     }
     assert [(r.row, r.source, r.reason) for r in recipients.rejected] == [
         (2, "scrape#j#2", "no e-mail address")
     ]
+
+
+def test_scraped_sites_give_their_valid_numbers_and_language_tag_for_the_recipients_zone() -> None:
+    numbers = [f"+49 30 2093 45{n:02}" for n in range(12)]
+    phones: list[Any] = [
+        {"e164": "+493020934567", "kind": "phone"},
+        {"e164": "+442079460958", "kind": "fax"},
+        {"e164": "not a number"},
+        {"e164": 4930},
+        "+4930",
+        *({"e164": n.replace(" ", "")} for n in numbers),
+    ]
+    results: list[tuple[str, dict[str, Any]]] = [
+        ("scrape#j#1", {"emails": ["a@acme.example"], "phones": phones, "language": "de-at"}),
+        ("scrape#j#2", {"emails": ["b@acme.example"], "language": "de-" + "-".join(["abcdefgh"] * 4)}),
+        ("scrape#j#3", {"emails": ["c@acme.example"], "phones": None, "language": None}),
+    ]
+    first, long_tag, none = (r.values for r in recipients_from_results(results).valid)
+    assert first["phone"].split(";") == [
+        "+493020934567",
+        "+442079460958",
+        *(n.replace(" ", "") for n in numbers[:8]),
+    ]
+    assert first["language"] == "de-at"
+    assert (long_tag["language"], long_tag["phone"], none["language"], none["phone"]) == ("", "", "", "")
 
 
 @pytest.mark.parametrize(

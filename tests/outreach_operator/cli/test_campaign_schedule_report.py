@@ -3,6 +3,7 @@ and the domain pacing's settings and busiest domains, in JSON and as tables."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -44,3 +45,36 @@ def test_a_dry_run_shows_each_recipient_zones_local_days_and_hours_and_the_domai
     assert table.exit_code == 0, table.output
     assert "recipients' local days and hours" in table.stdout and "America/New_York" in table.stdout
     assert "domain pacing: at most 50 a local day and 120 s apart per domain" in table.stdout
+
+
+def test_a_dry_run_names_the_phone_and_the_language_among_the_zone_sources_and_refuses_a_bad_one(
+    run: Run, email_flags: list[str], tmp_path: Path
+) -> None:
+    header = "email,company,website,phone,language\n"
+    recipients = csv_file(
+        tmp_path,
+        header + "a@shop.example,A,https://shop.example/,+81 3 3580 3311,de\n"
+        "b@shop.example,B,https://shop.example/,,ja\n"
+        "c@shop.example,C,https://shop.example/,+1 212 639 2000,en\n",
+    )
+    report = as_json(_schedule(run, email_flags, "--dry-run", recipients=recipients))
+    assert report["zones"]["sources"] == {"phone": 1, "language": 1, "campaign": 1}
+    assert {r["zone"] for r in report["zones"]["plan"]} == {"Asia/Tokyo", "Europe/Berlin"}
+    table = run(
+        "campaign", "schedule", "--campaign", str(CAMPAIGN), "--recipients", str(recipients),
+        "--start", START, "--dry-run", extra=email_flags,
+    )  # fmt: skip
+    assert table.exit_code == 0, table.output
+    assert "zones: 1 by campaign, 1 by language, 1 by phone" in table.stdout
+
+    bad = csv_file(
+        tmp_path,
+        header
+        + "a@shop.example,A,https://shop.example/,030 2093 4567,\nb@shop.example,B,https://shop.example/,,German\n",
+    )
+    refused = _schedule(run, email_flags, "--dry-run", recipients=bad)
+    assert refused.exit_code == 2, refused.output
+    assert [(r["row"], r["reason"].split(":")[0]) for r in json.loads(refused.stdout)["rejected"]] == [
+        (2, "phone"),
+        (3, "language"),
+    ]
