@@ -33,6 +33,8 @@ from outreach_operator.campaigns.language_zone import language_cell, language_of
         ("zh", None),  # China: zone.tab lists Urumqi beside Shanghai
         ("en-us", None),  # a country of several times
         ("pt-br", None),
+        ("da", "Europe/Copenhagen"),
+        ("da-gl", None),  # Danish names Copenhagen, but Greenland keeps four times
         ("es-419", None),  # Latin America: no country
         ("eu", None),  # Basque: official only in a region of Spain
     ],
