@@ -3,8 +3,9 @@
 The column holds one language tag (BCP 47, RFC 5646), in the shape the scraper keeps a page's language
 in (``outreach.scraping.language_tag``: ``de``, ``de-AT``, ``zh_Hant``, read as ``de``, ``de-at``,
 ``zh-hant``), at most ``MAX_CHARS`` characters (the length RFC 5646 section 4.4.1 asks every
-implementation to keep); anything else refuses the row, naming the field. From a scrape job it holds
-the page's language when it is such a tag, else nothing.
+implementation to support, unconfirmed against the RFC's text here: a tag of a language, an extended
+language, a script, a region and two variants fits); anything else refuses the row, naming the
+field. From a scrape job it holds the page's language when it is such a tag, else nothing.
 
 A tag with a region (``de-at``, ``en-gb``, ``zh-hant-tw``) names that country: its zone when it keeps
 one time (``country_zones``), else nothing (``en-us``, ``pt-br``); a region of numbers (``es-419``,
