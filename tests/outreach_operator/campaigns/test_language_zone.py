@@ -22,7 +22,7 @@ from outreach_operator.campaigns.language_zone import language_cell, language_of
         ("en-gb", "Europe/London"),
         ("zh-hant-tw", "Asia/Taipei"),
         ("de-u-co-phonebk", "Europe/Berlin"),  # an extension is no region
-        ("en", None),  # official in some eighty countries
+        ("en", None),  # official in ninety-one countries and territories
         ("es", None),
         ("fr", None),
         ("pt", None),
