@@ -12,9 +12,9 @@ one time (``country_zones``), else nothing (``en-us``, ``pt-br``); a region of n
 Latin America) names no country. A tag without one names the countries where Unicode CLDR counts the
 language (with its script, if the tag gives one CLDR knows: ``zh-hant``) official or official in fact,
 not only in a region of the country: ``ja`` Japan; ``de`` Germany, Austria, Switzerland, Liechtenstein,
-Luxembourg and Belgium; ``en`` ninety-one (babel 2.18). It names a zone only when every one of those countries keeps
-one time and all keep the same one (``country_zones.same_time``): ``ja`` Asia/Tokyo, ``de``
-Europe/Berlin, ``it`` Europe/Rome, ``ko`` (both Koreas) Asia/Seoul; not ``en``, ``es``, ``fr``,
+Luxembourg and Belgium; ``en`` ninety-one (babel 2.18). It names a zone only when every one of those
+countries keeps one time and all keep the same one (``country_zones.same_time``): ``ja`` Asia/Tokyo,
+``de`` Europe/Berlin, ``it`` Europe/Rome, ``ko`` (both Koreas) Asia/Seoul; not ``en``, ``es``, ``fr``,
 ``pt``, ``ar``, ``nl`` (Suriname), ``sv`` (Finland), ``tr`` (Cyprus), ``zh`` (China's zone.tab lists
 Urumqi beside Shanghai), nor a language CLDR counts official nowhere. The zone is that of the country
 CLDR's likely subtags give the language (``de`` -> ``de_Latn_DE``) when it is one of them, else of the
