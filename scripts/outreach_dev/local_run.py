@@ -28,6 +28,7 @@ from typing import Any
 from rich.console import Console
 
 from embedded_aws.pipeline import (
+    LOCAL_FIRST_CONTACT_GAP_SECONDS,
     LOCAL_REPLY_DOMAIN,
     STATUSES,
     TERMINAL,
@@ -234,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
             local_workers=args.workers,
             farm_options={"persistent_hangs": args.persistent_hangs},
             reply_domain=LOCAL_REPLY_DOMAIN,
+            first_contact_gap_seconds=LOCAL_FIRST_CONTACT_GAP_SECONDS,
         ) as stack:
             print(
                 f"applied in {time.monotonic() - started:.0f} s; web farm on 127.0.0.1:{stack.farm.port} "
