@@ -37,8 +37,8 @@ from embedded_aws.pipeline import (
     local_pipeline,
 )
 from embedded_aws.server import DEFAULT_PORT
+from outreach_dev.local_campaign import campaign_ok, run_campaign
 from outreach_dev.local_campaign import report_lines as campaign_report_lines
-from outreach_dev.local_campaign import run_campaign
 from outreach_dev.terraform_cli import TerraformError
 from outreach_operator.cli.app import main as outreach
 from outreach_operator.cli.job_view import live_progress, show_progress
@@ -262,9 +262,8 @@ def main(argv: list[str] | None = None) -> int:
     except TerraformError as exc:
         print(str(exc), file=sys.stderr)
         return 2
-    campaign = report["campaign"]
-    campaign_ok = campaign["still_open"] == 0 and campaign["one_email_per_sent_task"]
-    return 0 if report["lost"] == 0 and report["status_matches_rows"] and campaign_ok else 1
+    campaign_sent = campaign_ok(report["campaign"])
+    return 0 if report["lost"] == 0 and report["status_matches_rows"] and campaign_sent else 1
 
 
 if __name__ == "__main__":
