@@ -1,16 +1,20 @@
 """`make local`'s campaign: two steps to the sites the scrape job found, sent on the embedded AWS.
 
-After the scrape job, ``outreach campaign schedule --from-job`` plans a two-step campaign (the
+After the scrape job, ``outreach campaign schedule --recipients`` plans a two-step campaign (the
 follow-up a day later) to the first address of every scraped site, one of them put on the account's
-suppression list first; each email links the one-click unsubscribe endpoint. The virtual clock then
-jumps to each next send time; the applied Scheduler schedules fire the email worker, which sends
-through the embedded SES. Between the steps the campaign listens (``local_listening``): a hard bounce,
-a one-click unsubscribe and a link scanner's GET; and, when the root receives replies (its reply
-domain), the campaign sets ``reply_domain`` and a few recipients answer by mail (``local_replies``):
-replies, one through a client that dropped the token, and an out-of-office. The report counts the
-emails sent per step (the campaign's Finished tasks, and what SES accepted for the campaign), the
-suppressed ones and the failed ones by reason, the tasks still open, what the listening did and what
-the replies did.
+suppression list first, and to the recipients of two busy domains with their own zones; a second,
+one-step campaign to some of those is planned for the same start (``local_governor``). Each email
+links the one-click unsubscribe endpoint. The virtual clock then jumps to each next send time of
+either campaign; the applied Scheduler schedules fire the email worker, which sends through the
+embedded SES and defers a first step whose address had the other campaign's first contact too
+recently. Between the steps the campaign listens (``local_listening``): a hard bounce, a one-click
+unsubscribe and a link scanner's GET; and, when the root receives replies (its reply domain), the
+campaign sets ``reply_domain`` and a few recipients answer by mail (``local_replies``): replies, one
+through a client that dropped the token, and an out-of-office. The report counts the emails sent per
+step (the campaign's Finished tasks, and what SES accepted for the campaign), the suppressed ones and
+the failed ones by reason, the tasks still open, the governor's decisions (lint, pacing, zones, the
+first contacts deferred and whether any was lost, the second campaign's counts), what the listening
+did and what the replies did.
 """
 
 from __future__ import annotations

@@ -5,9 +5,11 @@
 2. creates a job of ``--sites`` farm sites with ``outreach job create`` and follows it with the same
    progress display ``outreach job status --watch`` shows an operator;
 3. ends with ``outreach job status --json``, checks its numbers against the table, prints a report;
-4. sends a two-step campaign to the addresses the job found (``local_campaign``), with replies
-   received at ``LOCAL_REPLY_DOMAIN`` (``local_replies``), and reports it; exits 0 only if every task
-   is terminal, nothing was lost and each sent email task gave one email.
+4. sends a two-step campaign to the addresses the job found and to two busy domains, beside a second
+   campaign sharing some of them (``local_campaign``, ``local_governor``), with replies received at
+   ``LOCAL_REPLY_DOMAIN`` (``local_replies``), and reports it with the governor's decisions; exits 0
+   only if every task is terminal, nothing was lost (no deferred first contact either) and each sent
+   email task gave one email.
 """
 
 from __future__ import annotations
