@@ -44,6 +44,10 @@ STATUSES = tuple(status.value for status in Status)
 # nothing here is ever delivered anywhere).
 LOCAL_REPLY_DOMAIN = "reply.outreach.test"
 LOCAL_UNMATCHED_MAILBOX = "unmatched@outreach.test"
+# The least time between two first contacts to one address that ``make local`` and the e2e scenarios
+# apply (the local root's ``email_first_contact``): prod's 7 days cannot be waited out on the virtual
+# clock, 15 minutes can (docs/local-semantics.md, "Where the local root differs from prod").
+LOCAL_FIRST_CONTACT_GAP_SECONDS = 900
 
 
 @dataclass
@@ -265,9 +269,12 @@ def local_pipeline(
     extra_env: Mapping[str, str] | None = None,
     reply_domain: str | None = None,
     unmatched_forward_to: str = LOCAL_UNMATCHED_MAILBOX,
+    first_contact_gap_seconds: int | None = None,
 ) -> Iterator[LocalPipeline]:
     """Bring the whole pipeline up on loopback; tear every process down on exit. With
-    ``reply_domain`` it receives replies there (unmatched ones forwarded to ``unmatched_forward_to``)."""
+    ``reply_domain`` it receives replies there (unmatched ones forwarded to ``unmatched_forward_to``);
+    with ``first_contact_gap_seconds`` the email worker keeps that gap between two first contacts to
+    an address instead of modules/email's 7 days."""
     clock = VirtualClock(scale)
     workdir = Path(tempfile.mkdtemp(prefix="outreach-local-"))
     journal = Journal()
@@ -284,6 +291,8 @@ def local_pipeline(
             if reply_domain is not None:
                 variables["inbound_reply_domain"] = reply_domain
                 variables["inbound_unmatched_forward_to"] = unmatched_forward_to
+            if first_contact_gap_seconds is not None:
+                variables["email_first_contact"] = f"{{gap_seconds = {int(first_contact_gap_seconds)}}}"
             variables.update(extra_variables or {})
             root = terraform_cli.copy_configuration(LOCAL_ROOT, workdir / "config")
             if package_dir is None:
@@ -321,6 +330,7 @@ def local_pipeline(
 
 
 __all__ = [
+    "LOCAL_FIRST_CONTACT_GAP_SECONDS",
     "LOCAL_REPLY_DOMAIN",
     "LOCAL_UNMATCHED_MAILBOX",
     "STATUSES",

@@ -1,16 +1,20 @@
 """`make local`'s campaign: two steps to the sites the scrape job found, sent on the embedded AWS.
 
-After the scrape job, ``outreach campaign schedule --from-job`` plans a two-step campaign (the
+After the scrape job, ``outreach campaign schedule --recipients`` plans a two-step campaign (the
 follow-up a day later) to the first address of every scraped site, one of them put on the account's
-suppression list first; each email links the one-click unsubscribe endpoint. The virtual clock then
-jumps to each next send time; the applied Scheduler schedules fire the email worker, which sends
-through the embedded SES. Between the steps the campaign listens (``local_listening``): a hard bounce,
-a one-click unsubscribe and a link scanner's GET; and, when the root receives replies (its reply
-domain), the campaign sets ``reply_domain`` and a few recipients answer by mail (``local_replies``):
-replies, one through a client that dropped the token, and an out-of-office. The report counts the
-emails sent per step (the campaign's Finished tasks, and what SES accepted for the campaign), the
-suppressed ones and the failed ones by reason, the tasks still open, what the listening did and what
-the replies did.
+suppression list first, and to the recipients of two busy domains with their own zones; a second,
+one-step campaign to some of those is planned for the same start (``local_governor``). Each email
+links the one-click unsubscribe endpoint. The virtual clock then jumps to each next send time of
+either campaign; the applied Scheduler schedules fire the email worker, which sends through the
+embedded SES and defers a first step whose address had the other campaign's first contact too
+recently. Between the steps the campaign listens (``local_listening``): a hard bounce, a one-click
+unsubscribe and a link scanner's GET; and, when the root receives replies (its reply domain), the
+campaign sets ``reply_domain`` and a few recipients answer by mail (``local_replies``): replies, one
+through a client that dropped the token, and an out-of-office. The report counts the emails sent per
+step (the campaign's Finished tasks, and what SES accepted for the campaign), the suppressed ones and
+the failed ones by reason, the tasks still open, the governor's decisions (lint, pacing, zones, the
+first contacts deferred and whether any was lost, the second campaign's counts), what the listening
+did and what the replies did.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import json
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -28,8 +32,9 @@ from zoneinfo import ZoneInfo
 from botocore.exceptions import ConnectTimeoutError, ReadTimeoutError
 
 from embedded_aws.pipeline import LocalPipeline
-from outreach.task_model import Status
-from outreach_dev import local_listening, local_replies
+from outreach.task_model import Kind, Status
+from outreach_dev import local_governor, local_listening, local_replies
+from outreach_operator.campaigns.recipients import Recipient
 
 Command = Callable[..., tuple[int, str]]
 
@@ -88,13 +93,14 @@ def email_flags(stack: LocalPipeline) -> list[str]:
     ]  # fmt: skip
 
 
-def _open_send_times(stack: LocalPipeline, campaign_id: str, last_step: int | None) -> list[float]:
-    """Send times of the campaign's open emails (of steps up to ``last_step``, if given), earliest first."""
+def _open_send_times(stack: LocalPipeline, campaign_ids: Sequence[str], last_step: int | None) -> list[float]:
+    """Send times of the campaigns' open emails (of steps up to ``last_step``, if given), earliest first."""
     from outreach_operator import task_queries
 
     with stack.as_caller():
         tasks = [
             task
+            for campaign_id in campaign_ids
             for status in (Status.PENDING, Status.RUNNING)
             for task in task_queries.job_tasks_with_status(campaign_id, status)
         ]
@@ -109,13 +115,20 @@ def _open_send_times(stack: LocalPipeline, campaign_id: str, last_step: int | No
 PLANNING_ALLOWANCE_SECONDS = 6 * 3600
 
 
-def send_all(stack: LocalPipeline, campaign_id: str, *, timeout: float, last_step: int | None = None) -> None:
-    """Jump the virtual clock to each next send time until no email of the campaign (of its steps up to
-    ``last_step``, if given) is open."""
+def send_all(
+    stack: LocalPipeline,
+    campaign_id: str,
+    *,
+    timeout: float,
+    last_step: int | None = None,
+    others: Sequence[str] = (),
+) -> None:
+    """Jump the virtual clock to each next send time until no email of the campaign, nor of the
+    ``others`` sent beside it (of their steps up to ``last_step``, if given), is open."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            due = _open_send_times(stack, campaign_id, last_step)
+            due = _open_send_times(stack, [campaign_id, *others], last_step)
         except (ReadTimeoutError, ConnectTimeoutError):  # outcome: a busy emulator; read again next turn
             time.sleep(1.0)
             continue
@@ -131,9 +144,33 @@ def suppress(stack: LocalPipeline, address: str) -> None:
     stack.client("sesv2").put_suppressed_destination(EmailAddress=address, Reason="BOUNCE")
 
 
+def _schedule(
+    stack: LocalPipeline, command: Command, campaign: Path, recipients: Path, start: datetime
+) -> dict[str, Any]:
+    """``outreach campaign schedule`` of a campaign file to a recipients file; its JSON report."""
+    args = ["campaign", "schedule", "--campaign", str(campaign), "--recipients", str(recipients)]
+    code, out = command(
+        stack, "--json", *email_flags(stack), *args, "--skip-invalid", "--start", start.isoformat()
+    )
+    if code != 0:
+        raise RuntimeError(f"outreach campaign schedule exited {code}: {out}")
+    scheduled: dict[str, Any] = json.loads(out)
+    return scheduled
+
+
+def _status(stack: LocalPipeline, command: Command, campaign_id: str) -> dict[str, Any]:
+    code, out = command(stack, "--json", "campaign", "status", campaign_id)
+    if code != 0:
+        raise RuntimeError(f"outreach campaign status exited {code}: {out}")
+    status: dict[str, Any] = json.loads(out)
+    return status
+
+
 def run_campaign(stack: LocalPipeline, command: Command, job_id: str, *, timeout: float) -> dict[str, Any]:
-    """Schedule the campaign from the finished job, send it, and report what happened."""
+    """Schedule the campaign to the finished job's addresses and the busy domains' recipients, and the
+    second campaign beside it (``local_governor``), send both, and report what happened."""
     campaign_id = f"{job_id}-campaign"
+    second_id = f"{job_id}-second"
     # The first send waits until the planning is done however long it takes (a MAC and a schedule per
     # email on a busy machine can outlast the send grace period on the fast clock); then the clock
     # jumps to a minute before the start.
@@ -141,25 +178,31 @@ def run_campaign(stack: LocalPipeline, command: Command, job_id: str, *, timeout
     reply_domain = stack.pipeline.get("inbound_reply_domain")
     zone = ZoneInfo(str(_WINDOW["timezone"]))
     with tempfile.TemporaryDirectory() as directory:
-        path = Path(directory) / "campaign.json"
+        folder = Path(directory)
         identity = str(stack.outputs["email_sender_identity"])
-        path.write_text(json.dumps(campaign_file(campaign_id, identity, reply_domain)))
-        args = ["campaign", "schedule", "--campaign", str(path), "--from-job", job_id, "--skip-invalid"]
-        recipients = _recipients(stack, job_id)
+        campaign = campaign_file(campaign_id, identity, reply_domain)
+        path = folder / "campaign.json"
+        path.write_text(json.dumps(campaign))
+        second_path = folder / "second.json"
+        second_path.write_text(json.dumps(local_governor.second_campaign_file(campaign, second_id)))
+        found = _job_recipients(stack, job_id)
+        everyone = local_governor.write_recipients(
+            folder / "recipients.csv", [*local_governor.busy_rows(), *local_governor.job_rows(found)]
+        )
+        shared = local_governor.write_recipients(folder / "shared.csv", local_governor.shared_rows())
+        recipients = [recipient.email for recipient in found]
         first_recipient = recipients[0] if recipients else ""
         if first_recipient:
             suppress(stack, first_recipient)
         listeners = local_listening.Listeners.of(recipients)
         repliers: local_replies.Repliers | None = None
         with local_listening.bouncing(listeners):
-            code, out = command(stack, "--json", *email_flags(stack), *args, "--start", start.isoformat())
-            if code != 0:
-                raise RuntimeError(f"outreach campaign schedule exited {code}: {out}")
-            scheduled = json.loads(out)
+            scheduled = _schedule(stack, command, path, everyone, start)
+            second = _schedule(stack, command, second_path, shared, start)
             if stack.clock.now() > start.timestamp() - 60:
                 raise RuntimeError(f"planning took longer than {PLANNING_ALLOWANCE_SECONDS} virtual seconds")
             stack.clock.advance(start.timestamp() - 60 - stack.clock.now())
-            send_all(stack, campaign_id, timeout=timeout, last_step=1)
+            send_all(stack, campaign_id, timeout=timeout, last_step=1, others=[second_id])
             answers: dict[str, int] = {}
             back_on: date | None = None
             if listeners is not None:
@@ -171,14 +214,17 @@ def run_campaign(stack: LocalPipeline, command: Command, job_id: str, *, timeout
             if repliers is not None:
                 back_on = local_replies.answer(stack, campaign_id, repliers, zone)
                 local_replies.wait_answered(stack, campaign_id, repliers, back_on, timeout=timeout)
-            send_all(stack, campaign_id, timeout=timeout)
-    code, out = command(stack, "--json", "campaign", "status", campaign_id)
-    if code != 0:
-        raise RuntimeError(f"outreach campaign status exited {code}: {out}")
-    status = json.loads(out)
+            send_all(stack, campaign_id, timeout=timeout, others=[second_id])
+    status = _status(stack, command, campaign_id)
     accepted = len(local_listening.campaign_emails(stack, campaign_id))
     report = campaign_report(scheduled, status, accepted, first_recipient)
-    report["governor"] = governor_report(scheduled)
+    second_report = campaign_report(
+        second, _status(stack, command, second_id), len(local_listening.campaign_emails(stack, second_id)), ""
+    )
+    rows = {c: stack.tasks(c, Kind.EMAIL) for c in (campaign_id, second_id)}
+    report["governor"] = governor_report(
+        scheduled, local_governor.first_contact_deferrals(rows), second_report
+    )
     if listeners is not None:
         report["listening"] = local_listening.listening_report(stack, campaign_id, listeners, answers, status)
     if repliers is not None and back_on is not None:
@@ -186,9 +232,8 @@ def run_campaign(stack: LocalPipeline, command: Command, job_id: str, *, timeout
     return report
 
 
-def _recipients(stack: LocalPipeline, job_id: str) -> list[str]:
-    """The addresses the campaign will go to, in the planner's order (the first is put on the
-    suppression list)."""
+def _job_recipients(stack: LocalPipeline, job_id: str) -> list[Recipient]:
+    """The recipients the finished job's results give (the first is put on the suppression list)."""
     from outreach_operator.campaigns.recipients import recipients_from_results
     from outreach_operator.cli.jobs import result_documents, result_keys, result_task_id
 
@@ -197,7 +242,7 @@ def _recipients(stack: LocalPipeline, job_id: str) -> list[str]:
         keys = result_keys(bucket, job_id)
         pairs = ((result_task_id(job_id, key), doc) for key, doc in result_documents(bucket, keys))
         recipients = recipients_from_results(pairs)
-    return [recipient.email for recipient in recipients.valid]
+    return list(recipients.valid)
 
 
 def campaign_report(
@@ -224,9 +269,13 @@ def campaign_report(
     }
 
 
-def governor_report(scheduled: Mapping[str, Any]) -> dict[str, Any]:
-    """What the schedule's governor decided: each lint rule's outcome, the emails the domain pacing
-    moved (with its settings) and where the recipients' zones came from."""
+def governor_report(
+    scheduled: Mapping[str, Any], first_contacts: Mapping[str, Any], second: Mapping[str, Any]
+) -> dict[str, Any]:
+    """What the governor decided: each lint rule's outcome, the emails the domain pacing moved (with its
+    settings), where the recipients' zones came from and the emails per zone (the schedule's report);
+    the first contacts the workers deferred at send time (``local_governor.first_contact_deferrals``);
+    and the second campaign's own report (``campaign_report``)."""
     pacing = scheduled["pacing"]
     return {
         "lint": {verdict["rule"]: verdict["outcome"] for verdict in scheduled["lint"]},
@@ -234,7 +283,39 @@ def governor_report(scheduled: Mapping[str, Any]) -> dict[str, Any]:
         "pacing": f"{pacing['domain_daily_cap']} a day, "
         f"{pacing['domain_min_gap_seconds']} s apart per domain",
         "zones": scheduled["zones"]["sources"],
+        "zone_emails": local_governor.zone_emails(scheduled),
+        "first_contacts": dict(first_contacts),
+        "second_campaign": dict(second),
     }
+
+
+def governor_lines(governor: Mapping[str, Any]) -> list[str]:
+    """The report's governor section."""
+    first = governor["first_contacts"]
+    second = governor["second_campaign"]
+    return [
+        f"  lint           {governor['lint']}",
+        f"  pacing         {governor['pacing_moved']} emails moved ({governor['pacing']})",
+        f"  zones          {governor['zones']}",
+        f"  per zone       {governor['zone_emails']}",
+        f"  first contacts {first['deferred']} deferred at send time {first['per_campaign']}, "
+        f"{first['sent_later']} sent later, lost {first['lost']} {first['not_sent_later'] or ''}".rstrip(),
+        f"  second campaign {second['campaign_id']}: {second['emails']} emails to {second['recipients']} "
+        f"shared recipients, sent {sum(second['sent_per_step'].values())}, SES accepted "
+        f"{second['ses_accepted']}, still open {second['still_open']}",
+    ]
+
+
+def campaign_ok(report: Mapping[str, Any]) -> bool:
+    """Nothing of the campaigns is open, SES accepted one email per sent task, and no deferred first
+    contact was lost."""
+    sent_once = [report]
+    governor = report.get("governor")
+    if governor is not None:
+        sent_once.append(governor["second_campaign"])
+        if governor["first_contacts"]["lost"]:
+            return False
+    return all(r["still_open"] == 0 and r["one_email_per_sent_task"] for r in sent_once)
 
 
 def report_lines(report: Mapping[str, Any]) -> list[str]:
@@ -248,16 +329,7 @@ def report_lines(report: Mapping[str, Any]) -> list[str]:
         f"({report['suppressed_address'] or 'none'} on the suppression list)",
         f"  not sent       {report['not_sent_by_reason'] or 'none'}",
         f"  still open     {report['still_open']}",
-        *(
-            [
-                f"  lint           {report['governor']['lint']}",
-                f"  pacing         {report['governor']['pacing_moved']} emails moved "
-                f"({report['governor']['pacing']})",
-                f"  zones          {report['governor']['zones']}",
-            ]
-            if "governor" in report
-            else []
-        ),
+        *(governor_lines(report["governor"]) if "governor" in report else []),
         *(local_listening.report_lines(report["listening"]) if "listening" in report else []),
         *(local_replies.report_lines(report["replies"]) if "replies" in report else []),
     ]

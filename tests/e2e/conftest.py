@@ -1,7 +1,8 @@
 """The whole pipeline on the embedded AWS, brought up once for the package.
 
 ``terraform/environments/local`` is applied once (about 75 s) against an in-process moto server,
-receiving replies at ``LOCAL_REPLY_DOMAIN`` (modules/email-inbound); every scenario creates its own
+receiving replies at ``LOCAL_REPLY_DOMAIN`` (modules/email-inbound), its email worker keeping
+``LOCAL_FIRST_CONTACT_GAP_SECONDS`` between two first contacts to an address; every scenario creates its own
 job over its own web farm sites, so scenarios never see each other's tasks, fetches or results.
 moto's state is global to the pytest process: the stack is torn down when the package ends, before
 any other test package runs, and nothing here resets state other tests own.
@@ -26,6 +27,7 @@ import pytest
 from embedded_aws import faults as fault_injection
 from embedded_aws.applied_config import SqsMappingConfig
 from embedded_aws.pipeline import (
+    LOCAL_FIRST_CONTACT_GAP_SECONDS,
     LOCAL_REPLY_DOMAIN,
     TERMINAL,
     FollowTimeoutError,
@@ -312,6 +314,7 @@ def e2e(tmp_path_factory: pytest.TempPathFactory) -> Iterator[E2E]:
                     package_dir=package_dir,
                     farm_options={"hostile_copies": HOSTILE_COPIES},
                     reply_domain=LOCAL_REPLY_DOMAIN,
+                    first_contact_gap_seconds=LOCAL_FIRST_CONTACT_GAP_SECONDS,
                 )
             )
         harness = E2E(stack, SitePool(list(stack.farm.sites)))

@@ -86,6 +86,15 @@ variable "email_max_send_rate" {
   default     = null
 }
 
+variable "email_first_contact" {
+  description = "The per-address rule on first contacts across campaigns (modules/email's first_contact: gap_seconds, per_30_days). null (the default, as prod's): the module's 7 days and 2 per 30 days; `make local` and the end-to-end tests give a gap of minutes, which the virtual clock can wait out."
+  type = object({
+    gap_seconds = optional(number)
+    per_30_days = optional(number)
+  })
+  default = null
+}
+
 variable "results_expiration_days" {
   description = "Days local keeps scrape results (terraform.tfvars: 90; see docs/security.md, Retention); null takes the scrape-pipeline module's default."
   type        = number

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from outreach_dev.local_campaign import campaign_file, campaign_report, governor_report, report_lines
+from typing import Any
+
+from outreach_dev.local_campaign import (
+    campaign_file,
+    campaign_ok,
+    campaign_report,
+    governor_report,
+    report_lines,
+)
 from outreach_operator.campaigns.campaign_file import parse_campaign
 from outreach_operator.campaigns.compliance.lint import lint_campaign
 from outreach_operator.campaigns.ses_identity import identity_covers
@@ -38,25 +46,63 @@ def test_campaign_report_counts_sent_suppressed_and_open_emails() -> None:
     assert campaign_report(scheduled, status, 6, "")["one_email_per_sent_task"] is False
 
 
-def test_the_report_shows_the_governors_decisions() -> None:
+def _sent_report(campaign_id: str, *, still_open: int = 0, accepted: int = 8) -> dict[str, Any]:
+    return {
+        "campaign_id": campaign_id, "emails": 8, "recipients": 8, "rows_not_scheduled": 0,
+        "sent_per_step": {"1": 8 - still_open}, "ses_accepted": accepted,
+        "one_email_per_sent_task": accepted == 8 - still_open, "suppressed": 0, "suppressed_address": "",
+        "not_sent_by_reason": {}, "still_open": still_open,
+    }  # fmt: skip
+
+
+def _governor(*, lost: int = 0, second_open: int = 0) -> dict[str, Any]:
     scheduled = {
         "lint": [
             {"rule": "unsubscribe-link", "outcome": "passed"},
             {"rule": "data-source", "outcome": "not_applicable"},
         ],
         "pacing": {"domain_daily_cap": 50, "domain_min_gap_seconds": 120, "emails_moved": 7},
-        "zones": {"sources": {"campaign": 30, "country": 2}},
+        "zones": {
+            "sources": {"campaign": 30, "column": 16, "country": 2},
+            "plan": [
+                {"zone": "Asia/Tokyo", "day": "2026-12-04", "hour": "09:00", "emails": 3},
+                {"zone": "Asia/Tokyo", "day": "2026-12-05", "hour": "09:00", "emails": 3},
+                {"zone": "Europe/Berlin", "day": "2026-12-04", "hour": "01:00", "emails": 40},
+            ],
+        },
     }
-    governor = governor_report(scheduled)
-    assert governor == {
+    first_contacts = {
+        "deferred": 4,
+        "per_campaign": {"c": 1, "c-second": 3},
+        "sent_later": 4 - lost,
+        "not_sent_later": {"Failed": lost} if lost else {},
+        "lost": lost,
+    }
+    return governor_report(scheduled, first_contacts, _sent_report("c-second", still_open=second_open))
+
+
+def test_the_report_shows_the_governors_decisions() -> None:
+    governor = _governor()
+    assert {key: governor[key] for key in ("lint", "pacing_moved", "pacing", "zones", "zone_emails")} == {
         "lint": {"unsubscribe-link": "passed", "data-source": "not_applicable"},
         "pacing_moved": 7,
         "pacing": "50 a day, 120 s apart per domain",
-        "zones": {"campaign": 30, "country": 2},
+        "zones": {"campaign": 30, "column": 16, "country": 2},
+        "zone_emails": {"Asia/Tokyo": 6, "Europe/Berlin": 40},
     }
-    report = {
-        "campaign_id": "c", "emails": 2, "recipients": 1, "rows_not_scheduled": 0, "sent_per_step": {},
-        "ses_accepted": 0, "one_email_per_sent_task": True, "suppressed": 0, "suppressed_address": "",
-        "not_sent_by_reason": {}, "still_open": 0, "governor": governor,
-    }  # fmt: skip
-    assert "  pacing         7 emails moved (50 a day, 120 s apart per domain)" in report_lines(report)
+    report = {**_sent_report("c"), "governor": governor}
+    lines = report_lines(report)
+    assert "  pacing         7 emails moved (50 a day, 120 s apart per domain)" in lines
+    assert "  per zone       {'Asia/Tokyo': 6, 'Europe/Berlin': 40}" in lines
+    assert "  first contacts 4 deferred at send time {'c': 1, 'c-second': 3}, 4 sent later, lost 0" in lines
+    assert (
+        "  second campaign c-second: 8 emails to 8 shared recipients, sent 8, SES accepted 8, still open 0"
+        in lines
+    )
+
+
+def test_make_local_fails_when_a_deferred_first_contact_is_lost_or_the_second_campaign_is_open() -> None:
+    assert campaign_ok({**_sent_report("c"), "governor": _governor()})
+    assert not campaign_ok({**_sent_report("c"), "governor": _governor(lost=1)})
+    assert not campaign_ok({**_sent_report("c"), "governor": _governor(second_open=1)})
+    assert not campaign_ok({**_sent_report("c", still_open=1), "governor": _governor()})

@@ -107,3 +107,31 @@ run "local_receives_replies_in_its_own_region_when_given_a_reply_domain" {
     error_message = "On the embedded AWS the replies are received in the root's own region."
   }
 }
+
+run "local_first_contact_rule_is_prods_unless_given" {
+  command = plan
+
+  assert {
+    condition = (
+      module.pipeline.email_worker_settings.environment.FIRST_CONTACT_GAP_SECONDS == "604800" &&
+      module.pipeline.email_worker_settings.environment.FIRST_CONTACTS_PER_30_DAYS == "2"
+    )
+    error_message = "Without email_first_contact the local worker keeps modules/email's first-contact rule, as prod."
+  }
+}
+
+run "local_first_contact_gap_given_by_make_local_reaches_the_worker" {
+  command = plan
+
+  variables {
+    email_first_contact = { gap_seconds = 900 }
+  }
+
+  assert {
+    condition = (
+      module.pipeline.email_worker_settings.environment.FIRST_CONTACT_GAP_SECONDS == "900" &&
+      module.pipeline.email_worker_settings.environment.FIRST_CONTACTS_PER_30_DAYS == "2"
+    )
+    error_message = "A gap the local root is given reaches the worker; the cap keeps its default."
+  }
+}
