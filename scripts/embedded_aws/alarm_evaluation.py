@@ -146,10 +146,15 @@ def datapoints(
     period = float(alarm.period)
     end = math.floor(now / period) * period
     start = end - (int(alarm.evaluation_periods) + extra_periods) * period
+    # moto keeps naive UTC times: compared as they are, converted only inside the range
+    first, last = (datetime.fromtimestamp(t, tz=UTC).replace(tzinfo=None) for t in (start, end))
     by_period: dict[float, list[Any]] = {}
     for datum in data:
-        moment = epoch_seconds(datum.timestamp)
-        if start <= moment < end and belongs(alarm, datum):
+        stamp = datum.timestamp
+        if stamp.tzinfo is not None:
+            stamp = stamp.astimezone(UTC).replace(tzinfo=None)
+        if first <= stamp < last and belongs(alarm, datum):
+            moment = epoch_seconds(stamp)
             by_period.setdefault(math.floor(moment / period) * period, []).append(datum)
     found = []
     for begin in sorted(by_period, reverse=True):

@@ -31,6 +31,7 @@ from embedded_aws.ses_reputation_metrics import ReputationPublisher, ReputationS
 # One round at a time: the loop's and a caller's (LocalPipeline.evaluate_alarms) never interleave,
 # so a change is acted on once.
 _ROUND = threading.Lock()
+_SEEN = "_outreach_alarm_inputs"  # per CloudWatch backend: what each alarm was last evaluated on
 
 
 def evaluate_alarms(
@@ -55,10 +56,16 @@ def evaluate_alarms(
         by_metric: dict[tuple[str, str], list[Any]] = {}
         for datum in list(backend.metric_data):
             by_metric.setdefault((datum.namespace, datum.name), []).append(datum)
+        seen: dict[str, tuple[Any, ...]] = backend.__dict__.setdefault(_SEEN, {})
         for alarm in list(backend.alarms.values()):
             data = by_metric.get((alarm.namespace, alarm.metric_name))
             if not data or evaluable(alarm) is not None:
                 continue
+            # The same alarm, state, last complete period and datapoints give the same answer.
+            inputs = (id(alarm), alarm.state_value, moment // float(alarm.period), len(data))
+            if seen.get(alarm.name) == inputs:
+                continue
+            seen[alarm.name] = inputs
             evaluation = evaluate(alarm, data, moment, extra_periods=extra_periods)
             if evaluation.state != alarm.state_value:
                 changes.append(change_state(alarm, account, evaluation, moment))
