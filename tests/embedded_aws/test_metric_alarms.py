@@ -17,12 +17,16 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
+
 from embedded_aws.alarm_actions import alarm_state_changes
 from embedded_aws.alarm_runner import MetricAlarmRunner, evaluate_alarms
 from embedded_aws.base import client
 from embedded_aws.clock import VirtualClock
+from embedded_aws.cloud import LocalCloud
+from embedded_aws.runtime import FunctionRuntime
 from tests.embedded_aws.conftest import Lab, wait_for
-from tests.embedded_aws.test_eventbridge_rules import drain, rule_to_queue
+from tests.embedded_aws.test_eventbridge_rules import EVENT_RECORDER, drain, rule_to_queue
 
 REGION = "us-east-1"
 NAMESPACE = "Outreach/Test"
@@ -255,3 +259,38 @@ def test_the_cloud_loop_evaluates_the_alarms_by_itself_on_the_virtual_clock(
     finally:
         runner.stop()
     assert alarm_state_changes(REGION, alarm_name="bounces")[0].new_state == "ALARM"
+
+
+@pytest.mark.e2e
+def test_in_the_local_cloud_an_alarm_event_invokes_the_rule_s_lambda_target_once(
+    lab: Lab, clock: VirtualClock, runtime: FunctionRuntime
+) -> None:
+    # GIVEN the local cloud running, a rule on ALARM state changes whose Lambda target admits the rule,
+    # and an alarm whose metric breaches now
+    events = client("events", lab.endpoint)
+    function = lab.function("guard", EVENT_RECORDER)
+    pattern = {"source": ["aws.cloudwatch"], "detail": {"state": {"value": ["ALARM"]}}}
+    rule_arn = events.put_rule(Name="guard", EventPattern=json.dumps(pattern))["RuleArn"]
+    lab.lam.add_permission(
+        FunctionName="guard",
+        StatementId="events",
+        Action="lambda:InvokeFunction",
+        Principal="events.amazonaws.com",
+        SourceArn=rule_arn,
+    )
+    events.put_targets(Rule="guard", Targets=[{"Id": "guard", "Arn": function}])
+    alarm(lab)
+    with LocalCloud(lab.endpoint, clock, runtime, region=REGION):
+        put(lab, clock.now(), 9.0)
+        # WHEN the virtual clock passes the end of the period
+        clock.advance(PERIOD)
+        # THEN the function gets the alarm's state change event, once
+        wait_for(lambda: len(lab.invocations()) == 1)
+        [invocation] = lab.invocations()
+        assert invocation["event"]["detail"]["alarmName"] == "bounces"
+        assert invocation["event"]["detail"]["state"]["value"] == "ALARM"
+        # ... and not again when its datapoint has left the evaluation range (INSUFFICIENT_DATA)
+        clock.advance(3 * PERIOD)
+        wait_for(lambda: len(alarm_state_changes(REGION, alarm_name="bounces")) == 2)
+    assert alarm_state_changes(REGION, alarm_name="bounces")[1].new_state == "INSUFFICIENT_DATA"
+    assert len(lab.invocations()) == 1
