@@ -2,10 +2,12 @@
 rates, computed from what the embedded SES accepted and what happened to it, published to CloudWatch.
 
 moto's SES publishes no metrics. SES publishes ``Reputation.BounceRate`` and
-``Reputation.ComplaintRate`` in the ``AWS/SES`` namespace for the account, as fractions (0.05 is
-5 %), so that a CloudWatch alarm can watch them
-(https://docs.aws.amazon.com/ses/latest/dg/reputationdashboard-cloudwatch-alarm.html), and for a
-configuration set too when its ``ReputationOptions.ReputationMetricsEnabled`` is true
+``Reputation.ComplaintRate`` in the ``AWS/SES`` namespace for the account, so that a CloudWatch alarm
+can watch them: "decimal numbers between 0 and 1", which "might not appear in CloudWatch if your
+account hasn't had any bounces or complaints"
+(https://docs.aws.amazon.com/ses/latest/dg/reputationdashboard-cloudwatch-alarm.html; an alarm on
+them treats missing data as not breaching). It publishes them for a configuration set too when its
+``ReputationOptions.ReputationMetricsEnabled`` is true
 (https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_ReputationOptions.html,
 https://docs.aws.amazon.com/ses/latest/APIReference/API_UpdateConfigurationSetReputationMetricsEnabled.html).
 The rates (https://docs.aws.amazon.com/ses/latest/dg/monitor-sender-reputation.html,
@@ -26,7 +28,8 @@ Not stated by the pages, so settings here (``ReputationSettings``), unconfirmed:
 - ``representative_volume``: the rates are over the last that many emails sent (default 1,000); an
   account that sent fewer is measured over all it sent;
 - ``publish_seconds``: how often the datapoints are published (default every 60 virtual seconds),
-  each stamped with the emulator's time; nothing is published before the first email is sent;
+  each stamped with the emulator's time; nothing is published for the account (or a configuration
+  set) before its first counted bounce or complaint;
 - a configuration set's datapoints carry the dimension ``ses:configuration-set`` (its name);
 - a bounce because the address is on the account's suppression list (``OnAccountSuppressionList``)
   does not count towards the bounce rate (SES never tried to deliver it);
@@ -75,6 +78,7 @@ class ReputationRates:
     emails: int
     hard_bounces: int
     complaints: int
+    reported: bool = False  # a counted bounce or complaint ever happened: SES publishes from then on
 
     @property
     def bounce_rate(self) -> float:
@@ -123,14 +127,19 @@ def _rates(
     window = set(emails)
     bounced: set[tuple[str, str]] = set()
     complained: set[tuple[str, str]] = set()
+    reported = False
     for event in happened:
+        if configuration_set is not None and event.configuration_set != configuration_set:
+            continue
         keys = {(event.message_id, address.lower()) for address in event.recipients} & window
         if event.event_type == "BOUNCE" and event.bounce_type == "Permanent":
             if event.bounce_sub_type != _NOT_COUNTED_BOUNCE:
                 bounced |= keys
+                reported = True
         elif event.event_type == "COMPLAINT":
             complained |= keys
-    return ReputationRates(configuration_set, len(emails), len(bounced), len(complained))
+            reported = True
+    return ReputationRates(configuration_set, len(emails), len(bounced), len(complained), reported)
 
 
 def reputation_rates(
@@ -163,13 +172,14 @@ def publish_reputation_metrics(
     volume: int = REPRESENTATIVE_VOLUME,
 ) -> list[ReputationRates]:
     """Put one datapoint of each rate, stamped ``now``, into the emulator's CloudWatch for the account
-    and each reporting configuration set that sent anything; returns what was published."""
+    and each reporting configuration set that has had a bounce or complaint; returns what was
+    published."""
     from moto.cloudwatch.models import cloudwatch_backends
     from moto.core.models import DEFAULT_ACCOUNT_ID
 
     account = account_id or DEFAULT_ACCOUNT_ID
     moment = _now() if now is None else now
-    published = [r for r in reputation_rates(region, account, now=moment, volume=volume) if r.emails]
+    published = [r for r in reputation_rates(region, account, now=moment, volume=volume) if r.reported]
     if not published:
         return []
     stamp = datetime.fromtimestamp(moment, tz=UTC).replace(tzinfo=None)  # moto keeps naive UTC times

@@ -112,22 +112,25 @@ def test_the_rates_are_over_the_representative_volume_of_the_latest_emails(
     assert (everything.emails, everything.bounce_rate) == (4, 0.5)
 
 
-def test_the_publisher_publishes_nothing_before_a_send_then_once_per_publish_period(
+def test_the_publisher_starts_at_the_first_bounce_or_complaint_then_publishes_once_per_period(
     lab: Lab, clock: VirtualClock
 ) -> None:
-    # GIVEN a publisher every 60 virtual seconds and nothing sent
+    # GIVEN a publisher every 60 virtual seconds and a delivered email: no bounce or complaint yet
     configuration_set(lab.endpoint)
     publisher = ReputationPublisher(REGION, settings=ReputationSettings(publish_seconds=60))
-    now = clock.now()
-    assert publisher.tick(now) == []
-    # WHEN an email was sent and the publisher ticks three times within a minute, then a minute later
     send(lab.endpoint, "fine@example.org")
+    wait_for(lambda: pending_events(REGION) == 0)
+    assert publisher.tick(clock.now()) == []
+    # WHEN an email hard-bounced and the publisher ticks three times within a minute, then a minute later
+    with ses_outcomes(hard_bounce={"gone@example.org"}):
+        send(lab.endpoint, "gone@example.org")
+    wait_for(lambda: pending_events(REGION) == 0)
     later = clock.now()
     ticks = [publisher.tick(later), publisher.tick(later + 30), publisher.tick(later + 59)]
     ticks.append(publisher.tick(later + 60))
     # THEN it published at the first tick and the last only
     assert [len(t) for t in ticks] == [1, 0, 0, 1]
-    assert published(lab, BOUNCE_RATE) == [0.0, 0.0]
+    assert published(lab, BOUNCE_RATE) == [0.5, 0.5]
 
 
 def test_a_bounce_rate_over_the_alarm_level_pages_and_puts_the_alarm_event_within_one_period(
