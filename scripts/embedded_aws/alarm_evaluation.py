@@ -89,7 +89,7 @@ def _percentile(statistic: str | None) -> float | None:
         return None
     try:
         value = float(statistic[1:])
-    except ValueError:
+    except ValueError:  # outcome: not a percentile (pNN); evaluable() names the statistic
         return None
     return value if 0 <= value <= 100 else None
 

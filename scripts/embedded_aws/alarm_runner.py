@@ -108,7 +108,7 @@ class MetricAlarmRunner:
         while not self._stop.wait(self._tick):
             try:
                 self.tick()
-            except Exception as exc:  # the emulator refused or is shutting down: next tick; on record
+            except Exception as exc:  # outcome: in the journal (alarms.runner_error); the next tick retries
                 self.journal.record("alarms.runner_error", error=repr(exc))
 
     def tick(self) -> list[AlarmStateChange]:
