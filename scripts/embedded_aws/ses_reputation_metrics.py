@@ -206,13 +206,12 @@ class ReputationPublisher:
         self._lock = threading.Lock()
 
     def tick(self, now: float) -> list[ReputationRates]:
-        """Publish if due at ``now`` (virtual seconds); returns what was published."""
+        """Publish if due at ``now`` (virtual seconds); returns what was published. The rates are
+        computed at most once per ``publish_seconds``, whether or not there was anything to publish."""
         with self._lock:
             if self._last is not None and now - self._last < self.settings.publish_seconds:
                 return []
-            published = publish_reputation_metrics(
+            self._last = now
+            return publish_reputation_metrics(
                 self.region, self.account_id, now=now, volume=self.settings.representative_volume
             )
-            if published:
-                self._last = now
-            return published
