@@ -36,8 +36,9 @@ Not stated by the pages, so settings here (``ReputationSettings``), unconfirmed:
 - an email sent without a configuration set has no events here (``ses_event_publishing``), so it
   counts as delivered.
 
-``publish_reputation_metrics`` publishes once (tests, ``LocalPipeline.evaluate_alarms``);
-``ReputationPublisher`` publishes at its cadence from the cloud's alarm loop (``alarm_runner``).
+``reputation_rates`` reads the rates, ``publish_reputation_metrics`` publishes them once (tests);
+``ReputationPublisher`` publishes at its cadence from the cloud's alarm loop (``alarm_runner``, and
+``LocalPipeline.evaluate_alarms``, a round of it).
 """
 
 from __future__ import annotations
