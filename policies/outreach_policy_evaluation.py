@@ -130,9 +130,15 @@ def scope_of(view: GraphView, scope: int, each: tuple[str, Any] | None = None, d
         if root == "local":
             instance = view.instance(scope)
             for node in view.blocks("locals", name):
+                if view.instance(node) != instance:
+                    continue
                 rendered = view.attrs(node).get(name)
-                if view.instance(node) == instance and not is_unresolved(rendered):
+                if not is_unresolved(rendered):
                     return rendered
+                # checkov left it as text (a flatten([...]) over a for-expression): read the source.
+                expression = view.sources.local_expression(str(view.attrs(node).get("file_path_", "")), name)
+                if expression is not None and depth < _MAX_DEPTH:
+                    return evaluate_expression(expression, scope_of(view, node, depth=depth + 1))
         raise UnknownValueError(f"{root}.{name} is not evaluated")
 
     return resolve

@@ -437,21 +437,24 @@ class _Parser:
             self.position, self.bound = saved_position, saved_bound
 
     def for_body(self, start: int, end: int, bound: dict[str, Any], keyed: bool) -> tuple[Any, Any, bool]:
+        """One entry of a for-expression; its ``if`` condition is read first, as Terraform does."""
         saved_position, saved_bound = self.position, self.bound
         self.position, self.bound = start, {**self.bound, **bound}
         try:
+            self.skip_to(("}", "]"), stop="if")
+            if self.peek() == "if" and self.position < end:
+                self.take("if")
+                if not truth(self.conditional()):
+                    return None, None, False
+            if self.position != end:
+                raise UnknownValueError("unsupported for-expression")
+            self.position = start
             entry_key = None
             if keyed:
                 entry_key = self.conditional()
                 self.take("=>")
             entry_value = self.conditional()
-            keep = True
-            if self.peek() == "if":
-                self.take("if")
-                keep = truth(self.conditional())
-            if self.position != end:
-                raise UnknownValueError("unsupported for-expression")
-            return entry_key, entry_value, keep
+            return entry_key, entry_value, True
         finally:
             self.position, self.bound = saved_position, saved_bound
 

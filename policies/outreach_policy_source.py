@@ -26,6 +26,7 @@ class SourceFiles:
 
     def __init__(self) -> None:
         self._lines: dict[str, list[str]] = {}
+        self._locals: dict[str, dict[str, str]] = {}
 
     def lines(self, path: str) -> list[str]:
         if path not in self._lines:
@@ -35,6 +36,24 @@ class SourceFiles:
             except OSError:
                 self._lines[path] = []
         return self._lines[path]
+
+    def local_expression(self, path: str, name: str) -> str | None:
+        """The expression of ``local.<name>`` in a ``locals`` block of file ``path``.
+
+        checkov keeps no line numbers on its ``locals`` nodes, so the file's ``locals`` blocks are read.
+        """
+        if path not in self._locals:
+            found: dict[str, str] = {}
+            text = "\n".join(self.lines(path))
+            for header in re.finditer(r"^\s*locals\s*\{", text, re.MULTILINE):
+                scanner = _Scanner(text)
+                scanner.pos = header.end()
+                scanner.skip_until_close("}")
+                for key, entry in parse_body(text[header.end() : scanner.pos - 1]).items():
+                    if entry.kind == "attribute":
+                        found.setdefault(key, entry.text)
+            self._locals[path] = found
+        return self._locals[path].get(name)
 
     def block_body(self, path: str, start: object, end: object) -> str | None:
         """The body of the block on lines ``start..end`` (1-based, inclusive) of ``path``."""
