@@ -16,7 +16,7 @@ from checkov.common.models.enums import CheckCategories, CheckResult
 from checkov.terraform.checks.resource.base_resource_check import BaseResourceCheck
 from outreach_policy_evaluation import effective_conf, flag_unset_variables
 from outreach_policy_graph import GraphView
-from outreach_policy_instances import ForEachEntry, InstanceReader, Reference
+from outreach_policy_instances import ForEachEntry, InstanceReader, Reference, RenderedBlock
 from outreach_policy_values import Problems, assign, remove
 
 
@@ -111,8 +111,15 @@ class OutreachCheck(BaseResourceCheck):
         for entry in entries:
             entry_conf = copy.deepcopy(conf)
             pins: dict[tuple[int, str], list[int]] = {}
-            for path, entry_value in entry.values.items():
-                if isinstance(entry_value, Reference):
+            # Rendered blocks first: the references inside them are then pinned like any other.
+            ordered = sorted(entry.values.items(), key=lambda item: not isinstance(item[1], RenderedBlock))
+            for path, entry_value in ordered:
+                if isinstance(entry_value, RenderedBlock):
+                    if entry_value.blocks:
+                        entry_conf[path] = copy.deepcopy(list(entry_value.blocks))
+                    else:
+                        entry_conf.pop(path, None)
+                elif isinstance(entry_value, Reference):
                     pins[(node, path)] = list(entry_value.nodes)
                     nodes = entry_value.nodes
                     rendered = (

@@ -273,8 +273,9 @@ class _Parser:
                 start = self.position
                 try:
                     result = self.conditional()
-                    # A missing attribute reads as null here; try() moves on to its next argument.
-                    if plain(result) is None and self.peek() == ",":
+                    # A missing attribute reads as null here, where Terraform raises an error that
+                    # try() catches: a null (alone or as a list item) moves on to the next argument.
+                    if self.peek() == "," and _holds_null(result):
                         raise UnknownValueError("null")
                     self.skip_arguments()
                     return result
@@ -473,6 +474,11 @@ class _Parser:
                 depth -= 1
             self.position += 1
         raise UnknownValueError("unbalanced brackets")
+
+
+def _holds_null(value: Any) -> bool:
+    value = rendered(value)
+    return value is None or (isinstance(value, list) and any(item is None for item in value))
 
 
 def evaluate_expression(text: str, scope: Scope, bound: dict[str, Any] | None = None) -> Any:

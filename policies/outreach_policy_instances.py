@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from outreach_policy_entry_blocks import render_blocks
 from outreach_policy_evaluation import VariablePath, scope_of
 from outreach_policy_expressions import Lazy, UnknownValueError, evaluate_expression, plain, rendered
 from outreach_policy_graph import GraphView
@@ -29,6 +30,13 @@ class Reference:
 
     nodes: tuple[int, ...]
     text: str
+
+
+@dataclass(frozen=True)
+class RenderedBlock:
+    """The blocks one entry gets under a name, in checkov's configuration shape (empty: none)."""
+
+    blocks: tuple[dict[str, Any], ...]
 
 
 @dataclass
@@ -118,7 +126,11 @@ class InstanceReader:
 
     def _entry(self, idx: int, key: str, each_value: Any) -> ForEachEntry:
         entry = ForEachEntry(key)
+        scope = self._scope(idx, (key, each_value))
+        rendered_blocks = self._render_blocks(idx, scope, entry)
         for path in self._each_paths(idx):
+            if path.split(".")[0] in rendered_blocks:
+                continue
             located = self.view.locate(idx, path.split("."))
             if located is None or located.expression is None or located.remaining:
                 continue
@@ -128,10 +140,38 @@ class InstanceReader:
                 continue
             entry.values[path] = self._settle(result)
         for name, generator in self._generators(idx).items():
+            if name in rendered_blocks:
+                continue
             if _EACH in generator and _generates_nothing(generator, self._scope(idx, (key, each_value))):
                 entry.values = {p: v for p, v in entry.values.items() if not p.startswith(name + ".")}
                 entry.values[name] = None
         return entry
+
+    def _render_blocks(self, idx: int, scope: Any, entry: ForEachEntry) -> set[str]:
+        """Render the node's top-level blocks that read ``each`` for this entry; the names rendered."""
+        body = self._body(idx)
+        if body is None:
+            return set()
+        rendered: set[str] = set()
+        for name, item in parse_body(body).items():
+            if item.kind != "block" or _EACH not in item.text + (item.for_each or ""):
+                continue
+            found: dict[str, Any] = {}
+            try:
+                block = render_blocks(
+                    body,
+                    name,
+                    lambda text, bound: evaluate_expression(text, scope, bound),
+                    self._settle,
+                    lambda value: value.text if isinstance(value, Reference) else None,
+                    found,
+                )
+            except UnknownValueError:
+                continue  # a dynamic for_each that cannot be evaluated: checkov's rendering stays
+            entry.values[name] = RenderedBlock(tuple(block))
+            entry.values.update(found)
+            rendered.add(name)
+        return rendered
 
     def _each_paths(self, idx: int) -> list[str]:
         """Top-level and nested attribute paths of the node whose source expression reads ``each``."""
