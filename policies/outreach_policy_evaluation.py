@@ -30,6 +30,9 @@ _MAX_DEPTH = 16
 def _lookup(document: Any, keys: Sequence[str]) -> Any:
     current = document
     for key in keys:
+        if isinstance(current, list) and key.isdigit() and int(key) < len(current):
+            current = current[int(key)]  # an item of a list (a for-expression's element)
+            continue
         if isinstance(current, list) and len(current) == 1:
             current = current[0]
         if not isinstance(current, dict):
@@ -92,8 +95,9 @@ class VariablePath(Lazy):
 
     @property
     def label(self) -> str:
-        """The path as the caller's graph edges name it (``mappings.jobs.event_source_arn``)."""
-        return ".".join([str(self.view.attrs(self.variable).get("block_name_", "")), *self.keys])
+        """The path as the caller's graph edges name it (``mappings.jobs.event_source_arn``, no list index)."""
+        keys = [key for key in self.keys if not key.isdigit()]
+        return ".".join([str(self.view.attrs(self.variable).get("block_name_", "")), *keys])
 
     def at(self, key: str) -> Any:
         return VariablePath(self.view, self.variable, [*self.keys, key], self.depth)

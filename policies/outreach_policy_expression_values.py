@@ -64,6 +64,8 @@ def collection_items(collection: Any) -> list[tuple[Any, Any]]:
             return [(key, collection.at(key)) for key in value]
         return list(value.items())
     if isinstance(value, list):
+        if isinstance(collection, Lazy):
+            return [(index, collection.at(str(index))) for index in range(len(value))]
         return list(enumerate(value))
     raise UnknownValueError("for-expression over something that is not a collection")
 
