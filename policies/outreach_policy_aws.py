@@ -11,7 +11,10 @@ from typing import Any
 
 from outreach_policy_graph import GraphView
 from outreach_policy_instances import ForEachEntry
-from outreach_policy_source import conditional_branches, literal
+from outreach_policy_evaluation import scope_of
+from outreach_policy_expression_values import truth
+from outreach_policy_expressions import UnknownValueError, evaluate_expression
+from outreach_policy_source import conditional_parts, literal
 from outreach_policy_values import (
     MISSING,
     Problems,
@@ -171,9 +174,16 @@ def target_branch_kinds(
     if view is None or idx is None or (entry is not None and arn_attribute in entry.values):
         return None
     located = view.locate(idx, arn_attribute.split("."))
-    branches = conditional_branches(located.expression) if located and located.expression else None
-    if branches is None:
+    parts = conditional_parts(located.expression) if located and located.expression else None
+    if parts is None:
         return None
+    condition, when_true, when_false = parts
+    try:
+        chosen = truth(evaluate_expression(condition, scope_of(view, idx)))
+    except UnknownValueError:
+        branches: tuple[str, ...] = (when_true, when_false)
+    else:
+        branches = (when_true if chosen else when_false,)  # decided: only the chosen result exists
     kinds: list[tuple[str, str | None]] = []
     for branch in branches:
         reference = reference_target(branch)

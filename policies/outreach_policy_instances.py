@@ -199,8 +199,26 @@ class InstanceReader:
         nodes: list[int] = []
         if isinstance(result, VariablePath):
             caller = self.view.caller(result.variable)
-            nodes = self.view.referenced(caller, result.label) if caller is not None else []
+            nodes = self._referenced_by_caller(caller, result.label, str(value)) if caller is not None else []
         return Reference(tuple(nodes), str(value))
+
+    def _referenced_by_caller(self, caller: int, label: str, text: str) -> list[int]:
+        """Blocks the caller's argument at ``label`` names.
+
+        checkov labels the edge of an argument built by an expression (a for-expression over a list
+        of targets) with the argument's path only, so shorter paths are tried, keeping the block that
+        the value's text names.
+        """
+        nodes = self.view.referenced(caller, label)
+        target = reference_target(text)
+        segments = label.split(".")
+        for length in range(len(segments) - 1, 1, -1):
+            if nodes or target is None:
+                break
+            wanted = f"{target[0]}.{target[1]}"
+            found = self.view.referenced(caller, ".".join(segments[:length]))
+            nodes = [node for node in found if self.view.attrs(node).get("id_") == wanted]
+        return nodes
 
     def _scope(self, idx: int, each: tuple[str, Any] | None) -> Any:
         return scope_of(self.view, idx, each)

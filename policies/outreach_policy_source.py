@@ -288,6 +288,12 @@ def locate(body: str, path: tuple[str, ...] | list[str]) -> Located:
 
 def conditional_branches(expression: str) -> tuple[str, str] | None:
     """The two results of a top-level ``condition ? a : b`` expression (``None`` for anything else)."""
+    parts = conditional_parts(expression)
+    return None if parts is None else (parts[1], parts[2])
+
+
+def conditional_parts(expression: str) -> tuple[str, str, str] | None:
+    """Condition and results of a top-level ``condition ? a : b`` expression (``None`` for anything else)."""
     scanner = _Scanner(expression.strip())
     pairs = {"{": "}", "(": ")", "[": "]"}
     question = -1
@@ -304,7 +310,11 @@ def conditional_branches(expression: str) -> tuple[str, str] | None:
             question = scanner.pos
         elif char == ":" and question >= 0:
             text = scanner.text
-            return text[question + 1 : scanner.pos].strip(), text[scanner.pos + 1 :].strip()
+            return (
+                text[:question].strip(),
+                text[question + 1 : scanner.pos].strip(),
+                text[scanner.pos + 1 :].strip(),
+            )
         scanner.pos += 1
     return None
 
