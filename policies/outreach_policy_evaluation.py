@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from outreach_policy_expression_values import resolved
 from outreach_policy_expressions import Lazy, UnknownValueError, evaluate_expression, plain, rendered
 from outreach_policy_graph import GraphView
 from outreach_policy_source import is_literal, literal, optional_default
@@ -50,7 +51,8 @@ def evaluate(view: GraphView, idx: int, path: Sequence[str]) -> Any:
         return UNKNOWN
     if located.expression is None:
         return ABSENT
-    return _expression_value(view, idx, located.expression, located.remaining, 0)
+    result = _expression_value(view, idx, located.expression, located.remaining, 0)
+    return result if result is ABSENT or result is UNKNOWN else rendered(result)
 
 
 def _expression_value(
@@ -72,7 +74,7 @@ def _expression_value(
         parsed = literal(expression)
         return ABSENT if parsed is None else parsed
     try:
-        result = rendered(evaluate_expression(expression, scope_of(view, scope, depth=depth + 1)))
+        result = resolved(evaluate_expression(expression, scope_of(view, scope, depth=depth + 1)))
     except UnknownValueError:
         return UNKNOWN
     return _lookup(result, remaining)
@@ -101,6 +103,9 @@ class VariablePath(Lazy):
 
     def at(self, key: str) -> Any:
         return VariablePath(self.view, self.variable, [*self.keys, key], self.depth)
+
+    def __str__(self) -> str:
+        return f"var.{self.label}"
 
     def resolve(self) -> Any:
         result = _variable_value(self.view, self.variable, self.keys, self.depth)

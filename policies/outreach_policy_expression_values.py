@@ -48,6 +48,23 @@ def rendered(value: Any) -> Any:
     return value
 
 
+def resolved(value: Any) -> Any:
+    """``value`` with lazy parts resolved; a part without a known value becomes an ``Opaque`` of its text.
+
+    One unknown leaf (an argument passed an unset variable) then fails only the expression that
+    reads it, not every reader of the object around it.
+    """
+    try:
+        value = plain(value)
+    except UnknownValueError:
+        return Opaque(str(value))
+    if isinstance(value, dict):
+        return {key: resolved(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [resolved(item) for item in value]
+    return value
+
+
 # A scope resolves a root name (``var``, ``local``, ``each``, ``count``) and its first attribute.
 Scope = Callable[[str, str], Any]
 

@@ -372,7 +372,7 @@ class _Parser:
             if self.peek() not in {"=", ":"}:
                 raise UnknownValueError("object keys must be plain names or strings")
             self.take()
-            result[key] = plain(self.conditional())
+            result[key] = self.conditional()  # kept lazy: an unknown value fails only where read
             if self.peek() == ",":
                 self.take(",")
         self.take("}")
