@@ -49,7 +49,7 @@ def rendered(value: Any) -> Any:
 
 
 def resolved(value: Any) -> Any:
-    """``value`` with lazy parts resolved; a part without a known value becomes an ``Opaque`` of its text.
+    """``value`` rendered (references as their text), where a part without a known value stays ``Opaque``.
 
     One unknown leaf (an argument passed an unset variable) then fails only the expression that
     reads it, not every reader of the object around it.
@@ -58,6 +58,8 @@ def resolved(value: Any) -> Any:
         value = plain(value)
     except UnknownValueError:
         return Opaque(str(value))
+    if isinstance(value, Opaque):
+        return value.text
     if isinstance(value, dict):
         return {key: resolved(item) for key, item in value.items()}
     if isinstance(value, list):
