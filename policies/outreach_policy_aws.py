@@ -9,11 +9,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from outreach_policy_graph import GraphView
-from outreach_policy_instances import ForEachEntry
 from outreach_policy_evaluation import scope_of
 from outreach_policy_expression_values import truth
 from outreach_policy_expressions import UnknownValueError, evaluate_expression
+from outreach_policy_graph import GraphView
+from outreach_policy_instances import ForEachEntry
 from outreach_policy_source import conditional_parts, literal
 from outreach_policy_values import (
     MISSING,

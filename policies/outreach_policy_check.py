@@ -16,8 +16,8 @@ from checkov.common.models.enums import CheckCategories, CheckResult
 from checkov.terraform.checks.resource.base_resource_check import BaseResourceCheck
 from outreach_policy_evaluation import effective_conf, flag_unset_variables
 from outreach_policy_graph import GraphView
-from outreach_policy_keyed_results import KeyVerdict, clear, install, leave
 from outreach_policy_instances import ForEachEntry, InstanceReader, Reference, RenderedBlock
+from outreach_policy_keyed_results import KeyVerdict, clear, install, leave
 from outreach_policy_values import Problems, assign, remove
 
 install()  # checkov loads this module with the policies: report for_each keys one by one

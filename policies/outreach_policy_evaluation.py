@@ -97,7 +97,7 @@ class VariablePath(Lazy):
 
     @property
     def label(self) -> str:
-        """The path as the caller's graph edges name it (``mappings.jobs.event_source_arn``, no list index)."""
+        """The path as the caller's edges name it (``mappings.jobs.event_source_arn``, no list index)."""
         keys = [key for key in self.keys if not key.isdigit()]
         return ".".join([str(self.view.attrs(self.variable).get("block_name_", "")), *keys])
 

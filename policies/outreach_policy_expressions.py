@@ -275,10 +275,13 @@ class _Parser:
                     result = self.conditional()
                     # A missing attribute reads as null here, where Terraform raises an error that
                     # try() catches: a null (alone or as a list item) moves on to the next argument.
-                    if self.peek() == "," and _holds_null(result):
-                        raise UnknownValueError("null")
-                    self.skip_arguments()
-                    return result
+                    if self.peek() != "," or not _holds_null(result):
+                        self.skip_arguments()
+                        return result
+                    self.position = start
+                    self.skip_argument()
+                    self.take(",")
+                    continue
                 except (UnknownValueError, KeyError, IndexError):
                     self.position = start
                     self.skip_argument()

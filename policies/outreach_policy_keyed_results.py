@@ -57,7 +57,7 @@ def clear(check_id: str) -> None:
 
 
 def keyed_address(address: str, key: str) -> str:
-    """``aws_pipes_pipe.this`` and ``a`` give ``aws_pipes_pipe.this["a"]``, as Terraform names the instance."""
+    """``aws_pipes_pipe.this`` and ``a`` give ``aws_pipes_pipe.this["a"]``, Terraform's instance name."""
     return f'{address}["{key}"]'
 
 
@@ -65,7 +65,8 @@ def _split(add_record: Callable[[Report, Any], None]) -> Callable[[Report, Any],
     def add_record_per_key(report: Report, record: Any) -> None:
         pending = _pending().pop(str(getattr(record, "check_id", "")), None)
         result = record.check_result.get("result") if isinstance(record.check_result, dict) else None
-        if pending is None or pending[0] != record.resource or result not in (CheckResult.PASSED, CheckResult.FAILED):
+        judged = result in (CheckResult.PASSED, CheckResult.FAILED)
+        if pending is None or pending[0] != record.resource or not judged:
             add_record(report, record)
             return
         for verdict in pending[1]:
@@ -84,4 +85,4 @@ def _split(add_record: Callable[[Report, Any], None]) -> Callable[[Report, Any],
 def install() -> None:
     """Wrap ``Report.add_record`` once per process."""
     if not getattr(Report.add_record, _MARK, False):
-        Report.add_record = _split(Report.add_record)  # type: ignore[method-assign]
+        setattr(Report, "add_record", _split(Report.add_record))  # noqa: B010 - a method replaced in place

@@ -82,7 +82,10 @@ def test_a_queue_named_only_by_a_for_each_entry_is_a_consumed_queue(fixture_repo
     found = verdicts(fixture_report, "i16_cause_6_source_from_each_value")
     # THEN the redrive and visibility rules judge each of them against the entry's function
     assert found == {
-        "CKV_OUT_002": ({f'module.crawl_worker.{ESM}.this["{key}"]' for key in ("jobs", "short", "nodlq")}, set()),
+        "CKV_OUT_002": (
+            {f'module.crawl_worker.{ESM}.this["{key}"]' for key in ("jobs", "short", "nodlq")},
+            set(),
+        ),
         "CKV_OUT_003": (
             {
                 "module.crawl_queue_ok.aws_sqs_queue.this[0]",
