@@ -215,7 +215,10 @@ def test_a_queue_is_a_dead_letter_queue_only_when_another_queues_redrive_policy_
         "module.refunds_queue.aws_sqs_queue.this[0]",
     )
     assert found == {
-        "CKV_OUT_002": ({f"module.settlement_function.{ESM}.this"}, set()),
+        "CKV_OUT_002": (
+            {f'module.settlement_function.{ESM}.this["{key}"]' for key in ("payments", "refunds")},
+            set(),
+        ),
         "CKV_OUT_003": ({payments}, {refunds}),
         "CKV_OUT_004": ({payments, refunds}, set()),
         "CKV_OUT_007": (
