@@ -121,6 +121,14 @@ class OutreachCheck(BaseResourceCheck):
         self._leave_keyed(conf, verdicts)
         if not applicable and not problems:
             return CheckResult.UNKNOWN
+        why = (
+            self.views.instances.unknown(self.node)
+            if self.views.instances and self.node is not None
+            else None
+        )
+        if problems and why is not None:
+            # The resource was judged as one, as checkov rendered it: say which expression decided that.
+            problems.add(f"instances unknown, judged as one resource: {why}")
         self.details = list(problems.lines)
         return CheckResult.FAILED if problems else CheckResult.PASSED
 

@@ -110,7 +110,7 @@ class VariablePath(Lazy):
     def resolve(self) -> Any:
         result = _variable_value(self.view, self.variable, self.keys, self.depth)
         if result is UNKNOWN:
-            raise UnknownValueError("a variable without a known value")
+            raise UnknownValueError(f"{self} has no known value")
         return None if result is ABSENT else result
 
 

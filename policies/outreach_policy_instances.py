@@ -53,6 +53,7 @@ class InstanceReader:
     def __init__(self, view: GraphView) -> None:
         self.view = view
         self._entries: dict[int, list[ForEachEntry] | None] = {}
+        self._unknown: dict[int, str] = {}
 
     def exists(self, idx: int) -> bool:
         """False only when ``count``/``for_each`` is known to produce no instance."""
@@ -74,12 +75,18 @@ class InstanceReader:
                     found.extend(value.nodes)
         return list(dict.fromkeys(found))
 
+    def unknown(self, idx: int) -> str | None:
+        """Why the node's instances are unknown: its ``count``/``for_each`` and what stopped its evaluation."""
+        self.entries(idx)
+        return self._unknown.get(idx)
+
     def _read(self, idx: int) -> list[ForEachEntry] | None:
         count = self._meta(idx, "count")
         if count is not None:
             try:
                 number = plain(evaluate_expression(count, self._scope(idx, None)))
-            except UnknownValueError:
+            except UnknownValueError as error:
+                self._unknown[idx] = f"count = {_short(count)} cannot be evaluated ({error})"
                 return None
             return [] if number == 0 else None
         for_each = self._meta(idx, "for_each")
@@ -87,15 +94,17 @@ class InstanceReader:
             return None
         try:
             collection = evaluate_expression(for_each, self._scope(idx, None))
-        except UnknownValueError:
+            items = plain(collection)
+        except UnknownValueError as error:
+            self._unknown[idx] = f"for_each = {_short(for_each)} cannot be evaluated ({error})"
             return None
-        items = plain(collection)
         if isinstance(items, dict):
             keys = list(items)
             values = [collection.at(k) if isinstance(collection, Lazy) else items[k] for k in keys]
         elif isinstance(items, list) and all(isinstance(item, str) for item in items):
             keys, values = list(items), list(items)
         else:
+            self._unknown[idx] = f"for_each = {_short(for_each)} is neither a map nor a set of strings"
             return None
         return [self._entry(idx, str(key), each_value) for key, each_value in zip(keys, values, strict=True)]
 
@@ -222,6 +231,12 @@ class InstanceReader:
 
     def _scope(self, idx: int, each: tuple[str, Any] | None) -> Any:
         return scope_of(self.view, idx, each)
+
+
+def _short(expression: str) -> str:
+    """An expression on one line, cut to a length a report line can hold."""
+    text = " ".join(expression.split())
+    return text if len(text) <= 160 else text[:157] + "..."
 
 
 def _generates_nothing(generator: str, scope: Any) -> bool:

@@ -141,3 +141,21 @@ def test_a_rule_target_that_exists_when_its_condition_holds_is_judged_on_its_lam
     ]
     assert details[nightly] == expected
     assert details[weekly] == expected
+
+
+def test_a_for_each_that_cannot_be_known_fails_closed_naming_its_expression(
+    fixture_report: CheckovReport,
+) -> None:
+    # GIVEN the module's targets read from a file (jsondecode(file(...)) is not evaluated)
+    fixture = "i29_shape_5_instances_that_cannot_be_known"
+    found = verdicts(fixture_report, fixture)
+    target = "module.partner_bus.aws_cloudwatch_event_target.this"
+    # THEN the target is judged as one resource and fails closed
+    assert found == {"CKV_OUT_005": (set(), {target}), "CKV_OUT_009": (set(), {target})}
+    # AND the details say which expression left its instances unknown, and why
+    for check_id in ("CKV_OUT_005", "CKV_OUT_009"):
+        assert fixture_report.of(check_id, fixture).details[target][-1] == (
+            "instances unknown, judged as one resource: for_each = { for k, v in local.eventbridge_targets "
+            ": v.name => v if var.create && var.create_targets } cannot be evaluated "
+            "(var.targets has no known value)"
+        )

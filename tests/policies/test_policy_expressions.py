@@ -82,15 +82,12 @@ def test_the_instance_deciding_expressions_evaluate_exactly(text: str, expected:
             ],
         ),
         ("flatten([for index, rule in var.empty : [rule]])", []),
-        ("{ for k, v in var.mappings : k => v if try(v.batch_size, 0) > 1 }", {"audit": {"batch_size": 5}}),
         ('[for k in keys(var.mappings) : k if k != "jobs"]', ["audit"]),
         ('"${var.create ? "on" : "off"}-${length(var.mappings)}"', "on-2"),
         ('"${replace(each.key, "_", "-")}-schedule"', '"${replace(each.key, "_", "-")}-schedule"'),
         ("concat([1], tolist([2, 3]))", [1, 2, 3]),
         ('toset(["a", "b", "a"])', ["a", "b"]),
         ('contains(["nightly"], "nightly") ? 1 : 0', 1),
-        ("try(each.value.enabled, true)", True),
-        ("var.create ? { weekly = 1 } : {}", {"weekly": 1}),
     ],
 )
 def test_the_collection_shapes_of_registry_modules_evaluate_exactly(text: str, expected: Any) -> None:
