@@ -76,7 +76,7 @@ class InstanceReader:
         return list(dict.fromkeys(found))
 
     def unknown(self, idx: int) -> str | None:
-        """Why the node's instances are unknown: its ``count``/``for_each`` and what stopped its evaluation."""
+        """Why the node's instances are unknown: its ``count``/``for_each`` and what stopped it."""
         self.entries(idx)
         return self._unknown.get(idx)
 
