@@ -88,6 +88,18 @@ def dead_letter_users(view: GraphView, queue: int) -> list[int]:
     return users
 
 
+def dead_letter_user_names(view: GraphView, queue: int) -> list[str]:
+    """Addresses of the resources naming ``queue`` as a DLQ (``<address>["<key>"]`` for a for_each entry)."""
+    names: list[str] = []
+    for source_type, attribute, path in DEAD_LETTER_REFERENCES:
+        for node in view.referrers(queue, (source_type,), attribute, path, QUEUE_TYPES):
+            if node == queue or _redrives(view, node, queue):
+                continue
+            keys = view.entry_keys(node, attribute, queue)
+            names.extend([f'{view.address(node)}["{key}"]' for key in keys] or [view.address(node)])
+    return sorted(set(names))
+
+
 def _redrives(view: GraphView, node: int, queue: int) -> bool:
     """Whether ``node`` is an aws_sqs_queue_redrive_policy of ``queue`` itself."""
     if view.attrs(node).get("resource_type") != "aws_sqs_queue_redrive_policy":

@@ -56,6 +56,7 @@ class GraphViews:
             reader = InstanceReader(view)
             view.exists = reader.exists
             view.entry_references = reader.references
+            view.entry_keys = reader.keys
             view.prune = reader.prune
             self._current, self.instances = view, reader
         return self._current

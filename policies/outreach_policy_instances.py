@@ -80,6 +80,19 @@ class InstanceReader:
         self.entries(idx)
         return self._unknown.get(idx)
 
+    def keys(self, idx: int, attribute: str, target: int) -> list[str]:
+        """Keys of the node's entries whose ``attribute`` reaches node ``target``."""
+        return [
+            entry.key
+            for entry in self.entries(idx) or []
+            if any(
+                isinstance(value, Reference)
+                and target in value.nodes
+                and (path == attribute or path.startswith(attribute + "."))
+                for path, value in entry.values.items()
+            )
+        ]
+
     def _read(self, idx: int) -> list[ForEachEntry] | None:
         count = self._meta(idx, "count")
         if count is not None:

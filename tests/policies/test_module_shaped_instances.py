@@ -81,6 +81,13 @@ def test_a_dead_letter_queue_named_in_a_dynamic_block_of_a_for_each_target_needs
         {"aws_sqs_queue.stream_failures"},
         {"aws_sqs_queue.report_failures_without_alarm"},
     )
+    # AND the DLQ's details name the target's key that uses it
+    details = fixture_report.of("CKV_OUT_007", "i29_shape_2_each_key_on_its_own").details
+    assert details["aws_sqs_queue.report_failures_without_alarm"] == [
+        'dead-letter queue of module.ledger_report_bus.aws_cloudwatch_event_target.this["ledger-report"] has '
+        "no aws_cloudwatch_metric_alarm on AWS/SQS ApproximateNumberOfMessagesVisible with "
+        "dimensions.QueueName naming it"
+    ]
     # AND nothing else in the root is judged
     assert set(found) == {
         "CKV_OUT_001",
