@@ -2,10 +2,13 @@
 
 Registry modules decide whether a resource exists and what each instance holds with a small set
 of expression shapes: ``count = var.create && var.create_dlq ? 1 : 0``, ``for_each = { for k, v in
-var.mappings : k => v if local.create }`` and ``try(each.value.event_source_arn, null)``. This
-module parses and evaluates that subset; names (``var.*``, ``local.*``, ``each.*``) come from a
-``Scope`` the caller supplies, and anything outside the subset raises ``UnknownValueError`` so that the
-caller can fail closed. It has no checkov dependency.
+var.mappings : k => v if local.create }``, ``try(each.value.event_source_arn, null)`` and locals
+such as ``flatten([for index, rule in var.rules : [for t in var.targets[index] : merge(t, {...})]])``.
+This module parses and evaluates that subset (the collection functions live in
+``outreach_policy_expression_values.COLLECTION_FUNCTIONS``); names (``var.*``, ``local.*``,
+``each.*``) come from a ``Scope`` the caller supplies, a ``dynamic`` block's iterator from ``bound``,
+and anything outside the subset raises ``UnknownValueError`` so that the caller can fail closed. It
+has no checkov dependency.
 """
 
 from __future__ import annotations

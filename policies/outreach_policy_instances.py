@@ -5,8 +5,9 @@ checkov keeps one graph node for a resource whose ``count`` or ``for_each`` it c
 var.mappings : k => v if local.create }``, or a map of mappings whose entries are read with
 ``try(each.value.event_source_arn, null)``. ``InstanceReader`` evaluates those expressions from the
 source with the values checkov rendered for the variables and locals of the module instance: a
-resource with zero instances is not judged, and each known entry is judged with its own values and
-references. What cannot be evaluated is left to the rules, which fail closed on it.
+resource with zero instances is not judged, and each known entry is judged with its own values,
+blocks (``outreach_policy_entry_blocks``) and references, and reported as its own key. What cannot
+be evaluated is left to the rules, which fail closed on it; ``unknown`` says which expression that was.
 """
 
 from __future__ import annotations
