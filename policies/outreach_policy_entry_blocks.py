@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from outreach_policy_expression_values import UnknownValueError, collection_items
-from outreach_policy_source import parse_body
+from outreach_policy_source import parse_body, repeated_blocks
 
 # Evaluates an expression with extra names bound (a dynamic block's iterator); raises UnknownValueError.
 Evaluate = Callable[[str, dict[str, Any]], Any]
@@ -73,6 +73,10 @@ def _body(
     found: dict[str, Any],
 ) -> dict[str, Any]:
     conf: dict[str, Any] = {}
+    repeated = repeated_blocks(text)
+    if repeated:
+        # Two blocks of one name (two filter blocks) are not told apart here: checkov's rendering stays.
+        raise UnknownValueError(f"repeated blocks {sorted(repeated)}")
     for name, entry in parse_body(text).items():
         inner = f"{path}.{name}"
         if entry.kind == "block":

@@ -19,7 +19,7 @@ from outreach_policy_entry_blocks import render_blocks
 from outreach_policy_evaluation import VariablePath, scope_of
 from outreach_policy_expressions import Lazy, UnknownValueError, evaluate_expression, plain, rendered
 from outreach_policy_graph import GraphView
-from outreach_policy_source import parse_body
+from outreach_policy_source import parse_body, repeated_blocks
 from outreach_policy_values import is_unresolved, reference_target
 
 _EACH = "each."
@@ -176,8 +176,9 @@ class InstanceReader:
         if body is None:
             return set()
         rendered: set[str] = set()
+        repeated = repeated_blocks(body)
         for name, item in parse_body(body).items():
-            if item.kind != "block" or _EACH not in item.text + (item.for_each or ""):
+            if item.kind != "block" or name in repeated or _EACH not in item.text + (item.for_each or ""):
                 continue
             found: dict[str, Any] = {}
             try:

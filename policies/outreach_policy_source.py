@@ -13,6 +13,7 @@ reads a file, each once per scan. It has no checkov dependency.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 _IDENTIFIER = re.compile(r'"?([A-Za-z_][\w-]*)"?')
@@ -184,12 +185,25 @@ class _Scanner:
 
 def parse_body(text: str) -> dict[str, Entry]:
     """Attributes and blocks at the top level of a block body or object literal (first one wins)."""
-    scanner = _Scanner(text)
     entries: dict[str, Entry] = {}
+    for key, entry in body_items(text):
+        entries.setdefault(key, entry)
+    return entries
+
+
+def repeated_blocks(text: str) -> set[str]:
+    """Names of the blocks written more than once at the top level of a block body (``filter``)."""
+    names = [key for key, entry in body_items(text) if entry.kind == "block"]
+    return {name for name in names if names.count(name) > 1}
+
+
+def body_items(text: str) -> Iterator[tuple[str, Entry]]:
+    """Attributes and blocks at the top level of a block body or object literal, in order."""
+    scanner = _Scanner(text)
     while True:
         scanner.skip_space_and_comments(newlines=True)
         if scanner.at_end():
-            return entries
+            return
         match = _IDENTIFIER.match(text, scanner.pos)
         if match is None:
             # Not a key (a stray token, a closing brace): move past it.
@@ -208,7 +222,7 @@ def parse_body(text: str) -> dict[str, Entry]:
         if scanner.peek() in ("=", ":") and scanner.peek(1) != "=":
             scanner.pos += 1
             scanner.skip_space_and_comments(newlines=False)
-            entries.setdefault(key, Entry("attribute", scanner.read_expression()))
+            yield key, Entry("attribute", scanner.read_expression())
             continue
         labels: list[str] = []
         while scanner.peek() == '"' or (_IDENTIFIER.match(text, scanner.pos) and scanner.peek() != "{"):
@@ -229,7 +243,7 @@ def parse_body(text: str) -> dict[str, Entry]:
                 inner = parse_body(body)
                 content = inner.get("content")
                 generator = inner.get("for_each")
-                entries.setdefault(
+                yield (
                     labels[0],
                     Entry(
                         "block",
@@ -238,7 +252,7 @@ def parse_body(text: str) -> dict[str, Entry]:
                     ),
                 )
             else:
-                entries.setdefault(key, Entry("block", body))
+                yield key, Entry("block", body)
         else:
             scanner.skip_line_comment()
 
