@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from outreach_policy_aws import QUEUE_TYPES, dead_letter_users
+from outreach_policy_aws import QUEUE_TYPES, dead_letter_user_names, dead_letter_users
 from outreach_policy_check import OutreachCheck
 from outreach_policy_evaluation import effective, flag_unset_variables
 from outreach_policy_graph import GraphView
@@ -43,7 +43,7 @@ class DeadLetterQueueHasVisibleMessagesAlarm(OutreachCheck):
             return False
         if not self._alarmed(view, idx, conf, problems):
             problems.add(
-                f"dead-letter queue of {', '.join(sorted({view.address(u) for u in users}))} has no "
+                f"dead-letter queue of {', '.join(dead_letter_user_names(view, idx))} has no "
                 f"aws_cloudwatch_metric_alarm on {NAMESPACE} {METRIC} with dimensions.QueueName naming it"
             )
         return True

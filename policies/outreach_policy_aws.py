@@ -6,13 +6,27 @@ mapping polls it and is a dead-letter queue when another resource names it as on
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from outreach_policy_evaluation import scope_of
+from outreach_policy_expression_values import truth
+from outreach_policy_expressions import UnknownValueError, evaluate_expression
 from outreach_policy_graph import GraphView
 from outreach_policy_instances import ForEachEntry
-from outreach_policy_source import conditional_branches, literal
-from outreach_policy_values import MISSING, Problems, is_set, read_str_list, reference_target, value
+from outreach_policy_source import conditional_parts, literal
+from outreach_policy_values import (
+    MISSING,
+    Problems,
+    is_set,
+    is_unresolved,
+    read_str_list,
+    reference_target,
+    value,
+)
 
+# A function name with an optional version or alias qualifier (``digest``, ``digest:live``).
+_FUNCTION_NAME = re.compile(r"([A-Za-z0-9_-]{1,64})(?::[A-Za-z0-9_$-]{1,128})?")
 STREAM_SOURCE_TYPES = frozenset({"aws_dynamodb_table", "aws_kinesis_stream", "aws_kinesis_stream_consumer"})
 DYNAMODB_TYPES = frozenset({"aws_dynamodb_table"})
 QUEUE_TYPES = frozenset({"aws_sqs_queue"})
@@ -74,6 +88,18 @@ def dead_letter_users(view: GraphView, queue: int) -> list[int]:
     return users
 
 
+def dead_letter_user_names(view: GraphView, queue: int) -> list[str]:
+    """Addresses of the resources naming ``queue`` as a DLQ (``<address>["<key>"]`` for a for_each entry)."""
+    names: list[str] = []
+    for source_type, attribute, path in DEAD_LETTER_REFERENCES:
+        for node in view.referrers(queue, (source_type,), attribute, path, QUEUE_TYPES):
+            if node == queue or _redrives(view, node, queue):
+                continue
+            keys = view.entry_keys(node, attribute, queue)
+            names.extend([f'{view.address(node)}["{key}"]' for key in keys] or [view.address(node)])
+    return sorted(set(names))
+
+
 def _redrives(view: GraphView, node: int, queue: int) -> bool:
     """Whether ``node`` is an aws_sqs_queue_redrive_policy of ``queue`` itself."""
     if view.attrs(node).get("resource_type") != "aws_sqs_queue_redrive_policy":
@@ -89,14 +115,49 @@ def consuming_mappings(view: GraphView, queue: int) -> list[int]:
 
 
 def functions_named(view: GraphView, idx: int, attribute: str, rendered: Any) -> list[int]:
-    """Lambda function nodes named by ``attribute`` directly or through an alias."""
+    """Lambda function nodes named by ``attribute`` directly or through an alias.
+
+    A reference is followed through the graph; a name, an ARN, a qualified ARN or ``name:alias``
+    written as text (``arn:aws:lambda:eu-west-1:123456789012:function:digest:live``, an alias whose
+    ``function_name = "digest"``) names the function of the configuration with that
+    ``function_name``. Lambda accepts all of these forms for ``FunctionName``:
+    https://docs.aws.amazon.com/lambda/latest/api/API_CreateEventSourceMapping.html
+    """
     functions = view.resolve(idx, attribute, rendered, FUNCTION_TYPES)
     for alias in view.resolve(idx, attribute, rendered, ALIAS_TYPES):
-        alias_conf = view.conf(alias)
+        named = value(view.conf(alias), "function_name")
         functions.extend(
-            view.resolve(alias, "function_name", value(alias_conf, "function_name"), FUNCTION_TYPES)
+            view.resolve(alias, "function_name", named, FUNCTION_TYPES) or functions_by_name(view, named)
         )
+    if not functions:
+        functions = functions_by_name(view, rendered)
     return list(dict.fromkeys(functions))
+
+
+def function_name_of(raw: Any) -> str | None:
+    """The function name in a literal name, ``name:qualifier``, function ARN or qualified function ARN."""
+    if not isinstance(raw, str) or is_unresolved(raw):
+        return None
+    if raw.startswith("arn:"):
+        parts = raw.split(":")
+        if len(parts) in (7, 8) and parts[2] == "lambda" and parts[5] == "function":
+            return parts[6]
+        return None
+    match = _FUNCTION_NAME.fullmatch(raw)
+    return match.group(1) if match is not None else None
+
+
+def functions_by_name(view: GraphView, raw: Any) -> list[int]:
+    """The one existing ``aws_lambda_function`` whose ``function_name`` is the name ``raw`` holds."""
+    name = function_name_of(raw)
+    if name is None:
+        return []
+    found = [
+        node
+        for node in view.by_type.get("aws_lambda_function", [])
+        if view.exists(node) and value(view.conf(node), "function_name") == name
+    ]
+    return found if len(found) == 1 else []
 
 
 def names_lambda(raw_arn: Any, problems: Problems) -> bool:
@@ -125,9 +186,16 @@ def target_branch_kinds(
     if view is None or idx is None or (entry is not None and arn_attribute in entry.values):
         return None
     located = view.locate(idx, arn_attribute.split("."))
-    branches = conditional_branches(located.expression) if located and located.expression else None
-    if branches is None:
+    parts = conditional_parts(located.expression) if located and located.expression else None
+    if parts is None:
         return None
+    condition, when_true, when_false = parts
+    try:
+        chosen = truth(evaluate_expression(condition, scope_of(view, idx)))
+    except UnknownValueError:
+        branches: tuple[str, ...] = (when_true, when_false)
+    else:
+        branches = (when_true if chosen else when_false,)  # decided: only the chosen result exists
     kinds: list[tuple[str, str | None]] = []
     for branch in branches:
         reference = reference_target(branch)

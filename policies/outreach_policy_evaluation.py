@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from outreach_policy_expression_values import resolved
 from outreach_policy_expressions import Lazy, UnknownValueError, evaluate_expression, plain, rendered
 from outreach_policy_graph import GraphView
 from outreach_policy_source import is_literal, literal, optional_default
@@ -30,6 +31,9 @@ _MAX_DEPTH = 16
 def _lookup(document: Any, keys: Sequence[str]) -> Any:
     current = document
     for key in keys:
+        if isinstance(current, list) and key.isdigit() and int(key) < len(current):
+            current = current[int(key)]  # an item of a list (a for-expression's element)
+            continue
         if isinstance(current, list) and len(current) == 1:
             current = current[0]
         if not isinstance(current, dict):
@@ -47,7 +51,8 @@ def evaluate(view: GraphView, idx: int, path: Sequence[str]) -> Any:
         return UNKNOWN
     if located.expression is None:
         return ABSENT
-    return _expression_value(view, idx, located.expression, located.remaining, 0)
+    result = _expression_value(view, idx, located.expression, located.remaining, 0)
+    return result if result is ABSENT or result is UNKNOWN else rendered(result)
 
 
 def _expression_value(
@@ -69,7 +74,7 @@ def _expression_value(
         parsed = literal(expression)
         return ABSENT if parsed is None else parsed
     try:
-        result = rendered(evaluate_expression(expression, scope_of(view, scope, depth=depth + 1)))
+        result = resolved(evaluate_expression(expression, scope_of(view, scope, depth=depth + 1)))
     except UnknownValueError:
         return UNKNOWN
     return _lookup(result, remaining)
@@ -92,16 +97,20 @@ class VariablePath(Lazy):
 
     @property
     def label(self) -> str:
-        """The path as the caller's graph edges name it (``mappings.jobs.event_source_arn``)."""
-        return ".".join([str(self.view.attrs(self.variable).get("block_name_", "")), *self.keys])
+        """The path as the caller's edges name it (``mappings.jobs.event_source_arn``, no list index)."""
+        keys = [key for key in self.keys if not key.isdigit()]
+        return ".".join([str(self.view.attrs(self.variable).get("block_name_", "")), *keys])
 
     def at(self, key: str) -> Any:
         return VariablePath(self.view, self.variable, [*self.keys, key], self.depth)
 
+    def __str__(self) -> str:
+        return f"var.{self.label}"
+
     def resolve(self) -> Any:
         result = _variable_value(self.view, self.variable, self.keys, self.depth)
         if result is UNKNOWN:
-            raise UnknownValueError("a variable without a known value")
+            raise UnknownValueError(f"{self} has no known value")
         return None if result is ABSENT else result
 
 
@@ -130,9 +139,15 @@ def scope_of(view: GraphView, scope: int, each: tuple[str, Any] | None = None, d
         if root == "local":
             instance = view.instance(scope)
             for node in view.blocks("locals", name):
+                if view.instance(node) != instance:
+                    continue
                 rendered = view.attrs(node).get(name)
-                if view.instance(node) == instance and not is_unresolved(rendered):
+                if not is_unresolved(rendered):
                     return rendered
+                # checkov left it as text (a flatten([...]) over a for-expression): read the source.
+                expression = view.sources.local_expression(str(view.attrs(node).get("file_path_", "")), name)
+                if expression is not None and depth < _MAX_DEPTH:
+                    return evaluate_expression(expression, scope_of(view, node, depth=depth + 1))
         raise UnknownValueError(f"{root}.{name} is not evaluated")
 
     return resolve

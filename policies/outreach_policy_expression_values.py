@@ -48,6 +48,25 @@ def rendered(value: Any) -> Any:
     return value
 
 
+def resolved(value: Any) -> Any:
+    """``value`` rendered (references as their text), where a part without a known value stays ``Opaque``.
+
+    One unknown leaf (an argument passed an unset variable) then fails only the expression that
+    reads it, not every reader of the object around it.
+    """
+    try:
+        value = plain(value)
+    except UnknownValueError:
+        return Opaque(str(value))
+    if isinstance(value, Opaque):
+        return value.text
+    if isinstance(value, dict):
+        return {key: resolved(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [resolved(item) for item in value]
+    return value
+
+
 # A scope resolves a root name (``var``, ``local``, ``each``, ``count``) and its first attribute.
 Scope = Callable[[str, str], Any]
 
@@ -64,6 +83,8 @@ def collection_items(collection: Any) -> list[tuple[Any, Any]]:
             return [(key, collection.at(key)) for key in value]
         return list(value.items())
     if isinstance(value, list):
+        if isinstance(collection, Lazy):
+            return [(index, collection.at(str(index))) for index in range(len(value))]
         return list(enumerate(value))
     raise UnknownValueError("for-expression over something that is not a collection")
 
@@ -110,3 +131,74 @@ def apply_operator(operator: str, left: Any, right: Any) -> Any:
     if not all(isinstance(side, int | float) and not isinstance(side, bool) for side in (left, right)):
         raise UnknownValueError("comparison of non-numbers")
     return {">": left > right, "<": left < right, ">=": left >= right, "<=": left <= right}[operator]
+
+
+def _flatten(value: Any) -> list[Any]:
+    flat: list[Any] = []
+    for item in plain(value) if isinstance(plain(value), list) else [value]:
+        if isinstance(plain(item), list):
+            flat.extend(_flatten(item))
+        else:
+            flat.append(item)
+    return flat
+
+
+def _merge(arguments: list[Any]) -> dict[str, Any]:
+    """``merge(a, b, ...)``: later keys win; a lazy argument's entries stay lazy."""
+    merged: dict[str, Any] = {}
+    for argument in arguments:
+        if plain(argument) is None:
+            continue
+        merged.update(dict(collection_items(argument)) if isinstance(plain(argument), dict) else _not_a_map())
+    return merged
+
+
+def _not_a_map() -> dict[str, Any]:
+    raise UnknownValueError("merge() of something that is not a map")
+
+
+def _one(arguments: list[Any], kinds: type | tuple[type, ...]) -> Any:
+    if len(arguments) != 1 or not isinstance(plain(arguments[0]), kinds):
+        raise UnknownValueError("unexpected arguments")
+    return arguments[0]
+
+
+def _concat(arguments: list[Any]) -> list[Any]:
+    joined: list[Any] = []
+    for argument in arguments:
+        if not isinstance(plain(argument), list):
+            raise UnknownValueError("concat() of something that is not a list")
+        joined.extend(item for _index, item in collection_items(argument))
+    return joined
+
+
+def _as_set(arguments: list[Any]) -> list[Any]:
+    items = [plain(item) for _index, item in collection_items(_one(arguments, list))]
+    if not all(isinstance(item, str | int | float | bool) for item in items):
+        raise UnknownValueError("toset() of values that are not scalars")
+    return list(dict.fromkeys(items))
+
+
+def _contains(arguments: list[Any]) -> bool:
+    if len(arguments) != 2 or not isinstance(plain(arguments[0]), list):
+        raise UnknownValueError("unexpected arguments")
+    needle = plain(arguments[1])
+    items = [plain(item) for item in plain(arguments[0])]
+    if isinstance(needle, Opaque) or any(isinstance(item, Opaque) for item in items):
+        raise UnknownValueError("contains() over references to other blocks")
+    return needle in items
+
+
+# Collection functions of Terraform's language that registry modules build for_each from, by name;
+# each takes the evaluated arguments and raises UnknownValueError outside its plain use.
+COLLECTION_FUNCTIONS: dict[str, Callable[[list[Any]], Any]] = {
+    "flatten": lambda arguments: _flatten(_one(arguments, list)),
+    "merge": _merge,
+    "concat": _concat,
+    "toset": _as_set,
+    "tolist": lambda arguments: _one(arguments, list),
+    "tomap": lambda arguments: _one(arguments, dict),
+    "keys": lambda arguments: list(plain(_one(arguments, dict))),
+    "values": lambda arguments: [item for _key, item in collection_items(_one(arguments, dict))],
+    "contains": _contains,
+}

@@ -88,6 +88,7 @@ class GraphView:
         # for_each entries, and the references of the one entry being judged.
         self.exists: Callable[[int], bool] = lambda _idx: True
         self.entry_references: Callable[[int, str], list[int]] = lambda _idx, _attribute: []
+        self.entry_keys: Callable[[int, str, int], list[str]] = lambda _idx, _attribute, _target: []
         self.pinned: dict[tuple[int, str], list[int]] = {}
         self.prune: Callable[[int, dict[str, Any]], None] = lambda _idx, _conf: None
         for idx in graph.node_indices():

@@ -13,6 +13,7 @@ reads a file, each once per scan. It has no checkov dependency.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 _IDENTIFIER = re.compile(r'"?([A-Za-z_][\w-]*)"?')
@@ -26,6 +27,7 @@ class SourceFiles:
 
     def __init__(self) -> None:
         self._lines: dict[str, list[str]] = {}
+        self._locals: dict[str, dict[str, str]] = {}
 
     def lines(self, path: str) -> list[str]:
         if path not in self._lines:
@@ -35,6 +37,24 @@ class SourceFiles:
             except OSError:
                 self._lines[path] = []
         return self._lines[path]
+
+    def local_expression(self, path: str, name: str) -> str | None:
+        """The expression of ``local.<name>`` in a ``locals`` block of file ``path``.
+
+        checkov keeps no line numbers on its ``locals`` nodes, so the file's ``locals`` blocks are read.
+        """
+        if path not in self._locals:
+            found: dict[str, str] = {}
+            text = "\n".join(self.lines(path))
+            for header in re.finditer(r"^\s*locals\s*\{", text, re.MULTILINE):
+                scanner = _Scanner(text)
+                scanner.pos = header.end()
+                scanner.skip_until_close("}")
+                for key, entry in parse_body(text[header.end() : scanner.pos - 1]).items():
+                    if entry.kind == "attribute":
+                        found.setdefault(key, entry.text)
+            self._locals[path] = found
+        return self._locals[path].get(name)
 
     def block_body(self, path: str, start: object, end: object) -> str | None:
         """The body of the block on lines ``start..end`` (1-based, inclusive) of ``path``."""
@@ -165,12 +185,25 @@ class _Scanner:
 
 def parse_body(text: str) -> dict[str, Entry]:
     """Attributes and blocks at the top level of a block body or object literal (first one wins)."""
-    scanner = _Scanner(text)
     entries: dict[str, Entry] = {}
+    for key, entry in body_items(text):
+        entries.setdefault(key, entry)
+    return entries
+
+
+def repeated_blocks(text: str) -> set[str]:
+    """Names of the blocks written more than once at the top level of a block body (``filter``)."""
+    names = [key for key, entry in body_items(text) if entry.kind == "block"]
+    return {name for name in names if names.count(name) > 1}
+
+
+def body_items(text: str) -> Iterator[tuple[str, Entry]]:
+    """Attributes and blocks at the top level of a block body or object literal, in order."""
+    scanner = _Scanner(text)
     while True:
         scanner.skip_space_and_comments(newlines=True)
         if scanner.at_end():
-            return entries
+            return
         match = _IDENTIFIER.match(text, scanner.pos)
         if match is None:
             # Not a key (a stray token, a closing brace): move past it.
@@ -189,7 +222,7 @@ def parse_body(text: str) -> dict[str, Entry]:
         if scanner.peek() in ("=", ":") and scanner.peek(1) != "=":
             scanner.pos += 1
             scanner.skip_space_and_comments(newlines=False)
-            entries.setdefault(key, Entry("attribute", scanner.read_expression()))
+            yield key, Entry("attribute", scanner.read_expression())
             continue
         labels: list[str] = []
         while scanner.peek() == '"' or (_IDENTIFIER.match(text, scanner.pos) and scanner.peek() != "{"):
@@ -210,7 +243,7 @@ def parse_body(text: str) -> dict[str, Entry]:
                 inner = parse_body(body)
                 content = inner.get("content")
                 generator = inner.get("for_each")
-                entries.setdefault(
+                yield (
                     labels[0],
                     Entry(
                         "block",
@@ -219,7 +252,7 @@ def parse_body(text: str) -> dict[str, Entry]:
                     ),
                 )
             else:
-                entries.setdefault(key, Entry("block", body))
+                yield key, Entry("block", body)
         else:
             scanner.skip_line_comment()
 
@@ -269,6 +302,12 @@ def locate(body: str, path: tuple[str, ...] | list[str]) -> Located:
 
 def conditional_branches(expression: str) -> tuple[str, str] | None:
     """The two results of a top-level ``condition ? a : b`` expression (``None`` for anything else)."""
+    parts = conditional_parts(expression)
+    return None if parts is None else (parts[1], parts[2])
+
+
+def conditional_parts(expression: str) -> tuple[str, str, str] | None:
+    """Condition and results of a top-level ``condition ? a : b`` expression (``None`` for anything else)."""
     scanner = _Scanner(expression.strip())
     pairs = {"{": "}", "(": ")", "[": "]"}
     question = -1
@@ -285,7 +324,11 @@ def conditional_branches(expression: str) -> tuple[str, str] | None:
             question = scanner.pos
         elif char == ":" and question >= 0:
             text = scanner.text
-            return text[question + 1 : scanner.pos].strip(), text[scanner.pos + 1 :].strip()
+            return (
+                text[:question].strip(),
+                text[question + 1 : scanner.pos].strip(),
+                text[scanner.pos + 1 :].strip(),
+            )
         scanner.pos += 1
     return None
 

@@ -124,7 +124,7 @@ def test_a_module_call_whose_source_is_not_on_disk_fails_the_run_by_name(
     assert [(call.key, call.source) for call in result.unavailable_modules] == [
         ("intake_queue", "terraform-aws-modules/sqs/aws")
     ]
-    mapping = "module.intake_worker.aws_lambda_event_source_mapping.this"
+    mapping = 'module.intake_worker.aws_lambda_event_source_mapping.this["intake"]'
     assert _custom_verdicts(result) == {
         ("CKV_OUT_001", mapping, "FAILED"),
         ("CKV_OUT_002", mapping, "FAILED"),
@@ -144,7 +144,7 @@ def test_modules_downloaded_by_terraform_init_are_scanned_with_their_root(tmp_pa
     assert result.unavailable_modules == []
     queue = "module.intake_queue.aws_sqs_queue"
     assert _custom_verdicts(result) == {
-        ("CKV_OUT_002", "module.intake_worker.aws_lambda_event_source_mapping.this", "PASSED"),
+        ("CKV_OUT_002", 'module.intake_worker.aws_lambda_event_source_mapping.this["intake"]', "PASSED"),
         ("CKV_OUT_003", f"{queue}.this[0]", "PASSED"),
         ("CKV_OUT_004", f"{queue}.this[0]", "PASSED"),
         ("CKV_OUT_007", f"{queue}.dlq[0]", "FAILED"),

@@ -69,6 +69,49 @@ def test_the_instance_deciding_expressions_evaluate_exactly(text: str, expected:
     assert expressions.rendered(expressions.evaluate_expression(text, scope)) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the eventbridge module's targets local: one list per rule, flattened, each entry merged
+        (
+            'flatten([for index, rule in var.mappings : [for t in [rule] : merge(t, { "rule" = index })] '
+            "if length(var.mappings) != 0])",
+            [
+                {"arn": "arn:aws:sqs:eu-west-1:123456789012:jobs", "rule": "jobs"},
+                {"batch_size": 5, "rule": "audit"},
+            ],
+        ),
+        ("flatten([for index, rule in var.empty : [rule]])", []),
+        ('[for k in keys(var.mappings) : k if k != "jobs"]', ["audit"]),
+        ('"${var.create ? "on" : "off"}-${length(var.mappings)}"', "on-2"),
+        ('"${replace(each.key, "_", "-")}-schedule"', '"${replace(each.key, "_", "-")}-schedule"'),
+        ("concat([1], tolist([2, 3]))", [1, 2, 3]),
+        ('toset(["a", "b", "a"])', ["a", "b"]),
+        ('contains(["nightly"], "nightly") ? 1 : 0', 1),
+    ],
+)
+def test_the_collection_shapes_of_registry_modules_evaluate_exactly(text: str, expected: Any) -> None:
+    assert expressions.rendered(expressions.evaluate_expression(text, scope)) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{ for k, v in var.not_declared : v.name => v if var.create_dlq }",
+        'flatten([for k, v in local.not_rendered : merge(v, { "name" = k }) if var.create_dlq])',
+        "[for v in module.queue.arns : v if !var.create]",
+    ],
+)
+def test_a_for_expression_filtered_by_a_false_switch_is_empty_whatever_its_collection(text: str) -> None:
+    assert expressions.rendered(expressions.evaluate_expression(text, scope)) in ({}, [])
+
+
+def test_a_dynamic_block_iterator_is_read_through_its_bound_name() -> None:
+    bound = {"source_parameters": {"key": 0, "value": {"batch_size": 5}}}
+    result = expressions.evaluate_expression("try(source_parameters.value.batch_size, null)", scope, bound)
+    assert result == 5
+
+
 def test_a_reference_to_another_block_is_kept_as_its_text() -> None:
     result = expressions.evaluate_expression("{ dlq = module.orders_dlq.queue_arn }", scope)
     assert expressions.rendered(result) == {"dlq": "module.orders_dlq.queue_arn"}
@@ -79,7 +122,9 @@ def test_a_reference_to_another_block_is_kept_as_its_text() -> None:
     [
         "var.not_declared ? 1 : 0",  # a name without a value
         "module.queue.arn == null ? 1 : 0",  # a comparison with another block's attribute
-        "flatten([for rule in var.mappings : rule])",  # a function outside the subset
+        'zipmap(["a"], [var.create])',  # a function outside the subset
+        "{ for k, v in var.not_declared : k => v if v.enabled }",  # the condition reads the entry
+        "{ for k, v in var.not_declared : k => v if var.create }",  # unknown and not filtered out
         "var.mappings ? 1 : 0",  # a condition that is not a boolean
     ],
 )

@@ -27,7 +27,7 @@ def test_a_module_switched_off_with_create_false_is_not_judged(fixture_report: C
     found = verdicts(fixture_report, "i16_cause_1_zero_instances")
     # THEN only the live worker's mapping and its queue get verdicts; the stream rule judges nothing
     assert found == {
-        "CKV_OUT_002": ({f"module.orders_worker.{ESM}.this"}, set()),
+        "CKV_OUT_002": ({f'module.orders_worker.{ESM}.this["jobs"]'}, set()),
         "CKV_OUT_003": ({"module.orders_queue.aws_sqs_queue.this[0]"}, set()),
         "CKV_OUT_004": ({"module.orders_queue.aws_sqs_queue.this[0]"}, set()),
         "CKV_OUT_007": (set(), {"module.orders_queue.aws_sqs_queue.dlq[0]"}),
@@ -39,12 +39,17 @@ def test_a_map_of_mappings_is_judged_per_entry_by_the_rule_of_its_source(
 ) -> None:
     # GIVEN one mapping resource with for_each over two SQS entries, complete and incomplete (cause 2)
     found = verdicts(fixture_report, "i16_cause_2_map_of_mappings")
-    # THEN the SQS rule judges it, the stream rule does not, and only the entry lacking
-    # ReportBatchItemFailures fails, named in the details
+    # THEN the SQS rule judges each entry as its own resource, the stream rule none, and only the
+    # entry lacking ReportBatchItemFailures fails
+    incomplete = f"module.billing_workers_one_entry_without_item_failures.{ESM}.this"
     assert found == {
         "CKV_OUT_002": (
-            {f"module.billing_workers_ok.{ESM}.this"},
-            {f"module.billing_workers_one_entry_without_item_failures.{ESM}.this"},
+            {
+                f'module.billing_workers_ok.{ESM}.this["jobs"]',
+                f'module.billing_workers_ok.{ESM}.this["retries"]',
+                f'{incomplete}["jobs"]',
+            },
+            {f'{incomplete}["audit"]'},
         ),
         "CKV_OUT_003": (
             {
@@ -66,8 +71,8 @@ def test_a_map_of_mappings_is_judged_per_entry_by_the_rule_of_its_source(
         ),
     }
     details = fixture_report.of("CKV_OUT_002", "i16_cause_2_map_of_mappings").details
-    assert details[f"module.billing_workers_one_entry_without_item_failures.{ESM}.this"] == [
-        '["audit"]: function_response_types must contain "ReportBatchItemFailures": without it Lambda '
+    assert details[f'{incomplete}["audit"]'] == [
+        'function_response_types must contain "ReportBatchItemFailures": without it Lambda '
         "deletes every message of a batch whose invocation returned, ignoring batchItemFailures"
     ]
 
@@ -77,7 +82,10 @@ def test_a_queue_named_only_by_a_for_each_entry_is_a_consumed_queue(fixture_repo
     found = verdicts(fixture_report, "i16_cause_6_source_from_each_value")
     # THEN the redrive and visibility rules judge each of them against the entry's function
     assert found == {
-        "CKV_OUT_002": ({f"module.crawl_worker.{ESM}.this"}, set()),
+        "CKV_OUT_002": (
+            {f'module.crawl_worker.{ESM}.this["{key}"]' for key in ("jobs", "short", "nodlq")},
+            set(),
+        ),
         "CKV_OUT_003": (
             {
                 "module.crawl_queue_ok.aws_sqs_queue.this[0]",
@@ -131,15 +139,25 @@ def test_a_for_each_module_reference_reaches_the_instance_of_its_own_key(
 
 
 def test_every_result_of_a_conditional_target_arn_is_considered(fixture_report: CheckovReport) -> None:
-    # GIVEN a rule target whose arn is an API destination or each.value.arn (the nightly function),
-    # rendered by checkov as the API destination only (cause 5)
+    # GIVEN rule targets whose arn is an API destination or each.value.arn (the nightly function),
+    # rendered by checkov as the API destination only: the "report" entry has no destination, the
+    # "partner" entry's destination has no value (cause 5)
     found = verdicts(fixture_report, "i16_cause_5_conditional_target_arn")
-    # THEN the asynchronous-invocation rule judges the target and fails closed on the other result
     target = "module.nightly_schedule.aws_cloudwatch_event_target.this"
-    # (the API-destination result is no Lambda target, so the dead-letter rule judges it as well, and
-    # fails closed on the same unresolved result)
-    assert found == {"CKV_OUT_005": (set(), {target}), "CKV_OUT_009": (set(), {target})}
-    details = fixture_report.of("CKV_OUT_005", "i16_cause_5_conditional_target_arn").details[target]
+    report, partner = f'{target}["report"]', f'{target}["partner"]'
+    # THEN the report target is judged on the function its decided condition chooses, the partner
+    # target on both results (the asynchronous-invocation rule for the function, the dead-letter rule
+    # failing closed on the result it cannot tell), and the DLQ both name needs its alarm
+    assert found == {
+        "CKV_OUT_005": (set(), {report, partner}),
+        "CKV_OUT_007": (set(), {"module.report_failures.aws_sqs_queue.this[0]"}),
+        "CKV_OUT_009": (set(), {partner}),
+    }
+    assert fixture_report.of("CKV_OUT_005", "i16_cause_5_conditional_target_arn").details[report] == [
+        "module.nightly_report.aws_lambda_function.this[0] has no aws_lambda_function_event_invoke_config: "
+        "a function error is retried with Lambda's defaults (2 retries, 6 h event age) that nobody chose"
+    ]
+    details = fixture_report.of("CKV_OUT_009", "i16_cause_5_conditional_target_arn").details[partner]
     assert details[0].startswith("unresolved: arn = 'each.value.arn' cannot be evaluated")
 
 
@@ -174,16 +192,14 @@ def test_a_mapping_reading_a_module_that_is_not_on_disk_fails_closed(fixture_rep
     # GIVEN a mapping whose queue comes from a registry module that was never downloaded (cause 7)
     found = verdicts(fixture_report, "i16_cause_7_registry_module_sources")
     # THEN the mapping rules fail on the unresolved source instead of passing or staying silent
-    mapping = f"module.intake_worker.{ESM}.this"
+    mapping = f'module.intake_worker.{ESM}.this["intake"]'
     assert found == {
         "CKV_OUT_001": (set(), {mapping}),
         "CKV_OUT_002": (set(), {mapping}),
         "CKV_OUT_008": (set(), {mapping}),
     }
     details = fixture_report.of("CKV_OUT_002", "i16_cause_7_registry_module_sources").details[mapping]
-    assert details[0].startswith(
-        """unresolved: ["intake"].event_source_arn = 'module.intake_queue.queue_arn'"""
-    )
+    assert details[0].startswith("unresolved: event_source_arn = 'module.intake_queue.queue_arn'")
 
 
 def test_a_queue_is_a_dead_letter_queue_only_when_another_queues_redrive_policy_names_it(
@@ -199,7 +215,10 @@ def test_a_queue_is_a_dead_letter_queue_only_when_another_queues_redrive_policy_
         "module.refunds_queue.aws_sqs_queue.this[0]",
     )
     assert found == {
-        "CKV_OUT_002": ({f"module.settlement_function.{ESM}.this"}, set()),
+        "CKV_OUT_002": (
+            {f'module.settlement_function.{ESM}.this["{key}"]' for key in ("payments", "refunds")},
+            set(),
+        ),
         "CKV_OUT_003": ({payments}, {refunds}),
         "CKV_OUT_004": ({payments, refunds}, set()),
         "CKV_OUT_007": (
