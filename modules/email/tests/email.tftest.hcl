@@ -40,7 +40,7 @@ variables {
   contact_ledger = {
     name         = "outreach-test-contacts"
     arn          = "arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-contacts"
-    key_patterns = { address = "address#*", domain = "domain#*" }
+    key_patterns = { address = "address#*", domain = "domain#*", identity = "identity#*" }
   }
   handlers = {
     worker     = "outreach.email_worker.lambda_handler"
