@@ -31,6 +31,8 @@ COUNT = "sent"
 EXPIRES_AT = "expires_at"
 # How long a day's count stays on the ledger after its day, for a person to read.
 RETAIN_DAYS = 7
+# The condition of a take: no count yet, or fewer than the cap.
+UNDER_CAP = f"attribute_not_exists({COUNT}) OR {COUNT} < :cap"
 
 
 def _expires_at(day: date) -> int:
@@ -41,6 +43,8 @@ def _expires_at(day: date) -> int:
 def take_identity_send(sending_domain: str, day: date, cap: int) -> bool:
     """Count one more email of ``sending_domain`` on the UTC ``day`` if fewer than ``cap`` are counted;
     ``False`` (nothing written) when the day has its cap already."""
+    if cap < 1:  # an account quota of 0: no email at all, and a first take would find no count
+        return False
     values: dict[str, Any] = {
         ":one": 1,
         ":cap": cap,
@@ -55,7 +59,7 @@ def take_identity_send(sending_domain: str, day: date, cap: int) -> bool:
                 f"ADD {COUNT} :one SET #kind = if_not_exists(#kind, :kind), "
                 f"{EXPIRES_AT} = if_not_exists({EXPIRES_AT}, :expires)"
             ),
-            ConditionExpression=f"attribute_not_exists({COUNT}) OR {COUNT} < :cap",
+            ConditionExpression=UNDER_CAP,
             ExpressionAttributeNames={"#kind": "kind"},
             ExpressionAttributeValues=to_avs(values),
         )
