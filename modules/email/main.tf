@@ -412,7 +412,9 @@ resource "aws_iam_role_policy" "suppression_lookup" {
       },
       {
         # While the identity warms up, its daily cap is never above the account's 24-hour quota
-        # (GetAccount's SendQuota); GetAccount has no resource type either (same reference).
+        # (GetAccount's SendQuota, https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_GetAccount.html).
+        # The request names no resource (an account-level read); that the reference above lists no
+        # resource type for it is unconfirmed here.
         Sid      = "ReadSendQuota"
         Effect   = "Allow"
         Action   = "ses:GetAccount"
