@@ -16,6 +16,7 @@ from moto import mock_aws
 from outreach import clients
 from outreach_dev import function_env
 from tests.support.aws import REGION, Resources, create_resources
+from tests.support.email import SENDER_DOMAIN
 from tests.support.lambda_context import FakeContext
 
 # Every function's settings, as Terraform sets them with the modules' defaults. The reconcilers
@@ -47,6 +48,8 @@ def resources(aws_env: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Resour
         monkeypatch.setenv("SCRAPE_QUEUE_URL", created.queue_url)
         monkeypatch.setenv("SCRAPE_DLQ_URL", created.dlq_url)
         monkeypatch.setenv("RESULTS_BUCKET", created.bucket)
+        # The sending identity's domain (modules/email's sender_identity): a name, not a setting.
+        monkeypatch.setenv("SENDING_DOMAIN", SENDER_DOMAIN)
         yield created
         clients.reset()
 

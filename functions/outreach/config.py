@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 
 from outreach.errors import ConfigurationError
+from outreach.warmup_ramp import WarmupRamp, parse_caps, parse_start
 
 
 def _required(name: str) -> str:
@@ -259,6 +260,26 @@ def first_contacts_per_30_days() -> int:
     return _int("FIRST_CONTACTS_PER_30_DAYS", minimum=1)
 
 
+def sending_domain() -> str:
+    """The domain of the SES identity campaigns send from (modules/email's ``sender_identity``, the
+    domain of an address identity): the identity whose emails per UTC day the warm-up ramp counts."""
+    return _required("SENDING_DOMAIN")
+
+
+def warmup_ramp() -> WarmupRamp:
+    """The sending identity's warm-up ramp (modules/email's ``warmup``): ``WARMUP_START_DATE`` (``none``
+    or ``YYYY-MM-DD``) and ``WARMUP_DAILY_CAPS`` (comma-separated, one per day)."""
+    start_text, caps_text = _required("WARMUP_START_DATE"), _required("WARMUP_DAILY_CAPS")
+    try:
+        start = parse_start(start_text)
+    except ValueError as exc:
+        raise ConfigurationError(f"WARMUP_START_DATE: {exc}") from exc
+    try:
+        return WarmupRamp(start, parse_caps(caps_text))
+    except ValueError as exc:
+        raise ConfigurationError(f"WARMUP_DAILY_CAPS: {exc}") from exc
+
+
 def for_email_worker() -> None:
     """Check every email worker setting."""
     tasks_table()
@@ -268,6 +289,8 @@ def for_email_worker() -> None:
     claim_lease_margin_seconds()
     first_contact_gap_seconds()
     first_contacts_per_30_days()
+    sending_domain()
+    warmup_ramp()
 
 
 def for_scrape_reconciler() -> ReconcilerSettings:

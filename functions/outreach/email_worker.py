@@ -34,6 +34,12 @@ Scheduler invokes the worker asynchronously with ``{"task_id": ...}``. Per invoc
   the claim, not in its transaction: the ledger read that decides it must follow the claim for a stop
   recorded before the claim to be seen, and the version condition makes the slot as atomic as the
   claim's transaction would;
+- while the sending identity warms up (modules/email's ``warmup``; ``warmup_ramp``), every email, of
+  any step and campaign, last counts against the identity's cap for the UTC day (the ramp's cap, under
+  the account's Max24HourSend read with GetAccount) with one conditional UpdateItem on the ledger
+  (``contacts.take_identity_send``); a day at its cap defers the email to the next UTC day's first
+  allowed minute inside its window (``deferral.defer``). A first step's first-contact slot is taken
+  before and kept;
 - a follow-up whose earlier step did not go out (bounced, rejected, cancelled, not sent yet) is
   ``Cancelled`` with the reason;
 - stored message unsafe (header injection), or a campaign id SES cannot carry as a tag: ``Failed``;
@@ -62,7 +68,18 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import ClientError
 
-from outreach import clients, clock, config, contacts, deferral, errors, sdk_features, ses_tags, task_store
+from outreach import (
+    clients,
+    clock,
+    config,
+    contacts,
+    deferral,
+    errors,
+    sdk_features,
+    ses_tags,
+    task_store,
+    warmup_ramp,
+)
 from outreach.email_headers import thread_of, unsubscribe_headers
 from outreach.email_schedules import ScheduleTarget
 from outreach.email_task import EmailMessage, email_task_id, is_one_address
@@ -239,6 +256,23 @@ def take_first_contact_slot(task: Task, seen: contacts.FirstContacts) -> None:
         )
 
 
+def take_warmup_count(now: float) -> None:
+    """Count the email against the sending identity's warm-up cap for the UTC day of ``now`` (no ramp
+    today: nothing); ``SendDeferredError`` to the next UTC day when the day has its cap."""
+    day = warmup_ramp.utc_day(now)
+    ramp_cap = config.warmup_ramp().ramp_cap(day)
+    if ramp_cap is None:
+        return
+    # https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_GetAccount.html
+    quota = clients.sesv2().get_account()["SendQuota"]["Max24HourSend"]
+    cap = warmup_ramp.effective_cap(ramp_cap, float(quota))
+    if not contacts.take_identity_send(config.sending_domain(), day, cap):
+        raise SendDeferredError(
+            f"warmup_cap: the sending identity had its {cap} emails of {day.isoformat()} (UTC)",
+            warmup_ramp.next_utc_day_start(now),
+        )
+
+
 def seconds_early(task: Task) -> float:
     """How long before its ``send_at`` this invocation came (negative or 0 when on time or late)."""
     return task.email.send_time.timestamp() - clock.now() if task.email else 0.0
@@ -361,6 +395,7 @@ def process(task_id: str, context: LambdaContext) -> Outcome:
         return Outcome.BUSY
     try:
         earlier = check_may_send(claimed)
+        take_warmup_count(clock.now())
         message_id = _send(claimed, earlier)
     except SkipEmailError as exc:
         return record_not_sent(claimed, Outcome.SKIPPED, exc.reason)

@@ -13,7 +13,9 @@
 #
 # The same table keeps the inbound processor's receipts (`inbound#<sha256>`, no address), each with an
 # `expires_at` a year after its message: TTL deletes an item only when it carries that attribute as
-# a number of epoch seconds, and no contact record carries it, so an opt-out never expires.
+# a number of epoch seconds, and no contact record carries it, so an opt-out never expires. The email
+# worker's counts of the sending identity's emails per UTC day (`identity#<domain>#<YYYY-MM-DD>`, the
+# warm-up ramp) carry it too, a week after their day.
 # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html
 
 locals {
@@ -23,8 +25,9 @@ locals {
   hash_key      = "contact_key"
   ttl_attribute = "expires_at"
   key_patterns = {
-    address = "address#*"
-    domain  = "domain#*"
+    address  = "address#*"
+    domain   = "domain#*"
+    identity = "identity#*"
   }
 }
 

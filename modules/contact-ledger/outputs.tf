@@ -14,11 +14,11 @@ output "hash_key" {
 }
 
 output "key_patterns" {
-  description = "dynamodb:LeadingKeys patterns of the two kinds of record ({address = \"address#*\", domain = \"domain#*\"}), for the IAM conditions of the functions that read or write them."
+  description = "dynamodb:LeadingKeys patterns of the kinds of record ({address = \"address#*\", domain = \"domain#*\", identity = \"identity#*\"}: the sending identity's counts per UTC day), for the IAM conditions of the functions that read or write them."
   value       = local.key_patterns
 }
 
 output "ttl_attribute" {
-  description = "Attribute whose epoch-seconds value expires an item: only the inbound receipts carry it, never a contact record."
+  description = "Attribute whose epoch-seconds value expires an item: the inbound receipts and the identity's daily counts carry it, never a contact record."
   value       = local.ttl_attribute
 }

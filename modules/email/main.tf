@@ -307,6 +307,9 @@ module "worker" {
     CLAIM_LEASE_MARGIN_SECONDS = tostring(local.claim_lease_margin_seconds)
     FIRST_CONTACT_GAP_SECONDS  = tostring(var.first_contact.gap_seconds)
     FIRST_CONTACTS_PER_30_DAYS = tostring(var.first_contact.per_30_days)
+    SENDING_DOMAIN             = local.sender_domain
+    WARMUP_START_DATE          = coalesce(var.warmup.start_date, "none")
+    WARMUP_DAILY_CAPS          = join(",", [for cap in var.warmup.daily_caps : tostring(cap)])
     # A deferred first step's schedule invokes this function again; its ARN is built from its name, as
     # the function's own output would make this environment depend on itself.
     EMAIL_SCHEDULE_GROUP     = aws_scheduler_schedule_group.this.name
@@ -346,12 +349,13 @@ module "worker" {
     },
     {
       # Take the address's first-contact slot (one conditional UpdateItem of its address# record, the
-      # send governor's per-address rule): address records only.
+      # send governor's per-address rule) and count the email against the identity's warm-up cap (one
+      # conditional UpdateItem of its identity# record of the UTC day): those records only.
       sid       = "TakeFirstContactSlots"
       actions   = ["dynamodb:UpdateItem"]
       resources = [var.contact_ledger.arn]
       conditions = [
-        { test = "ForAllValues:StringLike", variable = "dynamodb:LeadingKeys", values = [var.contact_ledger.key_patterns.address] },
+        { test = "ForAllValues:StringLike", variable = "dynamodb:LeadingKeys", values = [var.contact_ledger.key_patterns.address, var.contact_ledger.key_patterns.identity] },
         { test = "Null", variable = "dynamodb:LeadingKeys", values = ["false"] },
       ]
     },
@@ -390,20 +394,33 @@ module "worker" {
 
 # The account's suppression list has no resource type in IAM: GetSuppressedDestination can only be
 # allowed on "*" (the service authorization reference lists no resource for it), which the
-# lambda-function module refuses in policy_statements; so it is this one statement, named exactly.
+# lambda-function module refuses in policy_statements; so it is this policy, each action named exactly
+# (GetAccount, the account's sending quota, the ceiling of the warm-up ramp, has none either).
 # https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonsimpleemailservicev2.html
 resource "aws_iam_role_policy" "suppression_lookup" {
-  #checkov:skip=CKV_AWS_355:ses:GetSuppressedDestination has no resource type; it reads one address of the account's suppression list
+  #checkov:skip=CKV_AWS_355:ses:GetSuppressedDestination and ses:GetAccount have no resource type; they read one address of the account's suppression list and its sending quota
   name = "read-suppression-list"
   role = module.worker.role_name
   policy = jsonencode({
     Version = "2012-10-17"
-    Statement = [{
-      Sid      = "ReadSuppressionList"
-      Effect   = "Allow"
-      Action   = "ses:GetSuppressedDestination"
-      Resource = "*"
-    }]
+    Statement = [
+      {
+        Sid      = "ReadSuppressionList"
+        Effect   = "Allow"
+        Action   = "ses:GetSuppressedDestination"
+        Resource = "*"
+      },
+      {
+        # While the identity warms up, its daily cap is never above the account's 24-hour quota
+        # (GetAccount's SendQuota, https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_GetAccount.html).
+        # The request names no resource (an account-level read); that the reference above lists no
+        # resource type for it is unconfirmed here.
+        Sid      = "ReadSendQuota"
+        Effect   = "Allow"
+        Action   = "ses:GetAccount"
+        Resource = "*"
+      },
+    ]
   })
 }
 

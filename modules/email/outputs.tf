@@ -134,3 +134,11 @@ output "alarm_arns" {
     [for alarm in aws_cloudwatch_metric_alarm.reputation : alarm.arn],
   )
 }
+
+output "warmup" {
+  description = "The sending identity's warm-up ramp the worker enforces ({start_date, daily_caps}, defaults applied; start_date null: an established identity), for `outreach campaign schedule` to plan under."
+  value = {
+    start_date = var.warmup.start_date
+    daily_caps = var.warmup.daily_caps
+  }
+}

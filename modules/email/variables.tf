@@ -19,13 +19,14 @@ variable "tasks_table" {
 }
 
 variable "contact_ledger" {
-  description = "The contact ledger the worker checks before each send: name, ARN and the dynamodb:LeadingKeys patterns of its address and domain records (modules/contact-ledger)."
+  description = "The contact ledger the worker checks before each send: name, ARN and the dynamodb:LeadingKeys patterns of its address, domain and identity-day records (modules/contact-ledger)."
   type = object({
     name = string
     arn  = string
     key_patterns = object({
-      address = string
-      domain  = string
+      address  = string
+      domain   = string
+      identity = string
     })
   })
 }
@@ -124,6 +125,40 @@ variable "first_contact" {
   validation {
     condition     = var.first_contact.per_30_days >= 1 && var.first_contact.per_30_days <= 100 && floor(var.first_contact.per_30_days) == var.first_contact.per_30_days
     error_message = "first_contact.per_30_days must be a whole number from 1 to 100."
+  }
+}
+
+variable "warmup" {
+  description = <<-EOT
+    The sending identity's warm-up ramp, which the worker enforces at send time over every campaign and
+    `outreach campaign schedule` plans under: from the UTC date start_date (day 1, YYYY-MM-DD) the
+    identity sends at most daily_caps[n - 1] emails on UTC day n, never more than the account's SES
+    24-hour quota; after the last entry no ramp applies. start_date = null: an established identity, no
+    ramp. The default schedule (28 days, 50 a day doubling every 4 days to 3200) and its sources:
+    docs/operator-cli.md, "Warm-up ramp per sending identity".
+  EOT
+  type = object({
+    start_date = optional(string)
+    daily_caps = optional(list(number), [50, 50, 50, 50, 100, 100, 100, 100, 200, 200, 200, 200, 400, 400, 400, 400, 800, 800, 800, 800, 1600, 1600, 1600, 1600, 3200, 3200, 3200, 3200])
+  })
+  default  = {}
+  nullable = false
+
+  validation {
+    condition     = var.warmup.start_date == null || can(formatdate("YYYY-MM-DD", "${coalesce(var.warmup.start_date, "x")}T00:00:00Z"))
+    error_message = "warmup.start_date must be null or a UTC date YYYY-MM-DD."
+  }
+  validation {
+    condition     = length(var.warmup.daily_caps) >= 1 && length(var.warmup.daily_caps) <= 366
+    error_message = "warmup.daily_caps must list 1 to 366 days."
+  }
+  validation {
+    condition     = alltrue([for cap in var.warmup.daily_caps : cap >= 1 && cap <= 10000000 && floor(cap) == cap])
+    error_message = "warmup.daily_caps must be whole numbers from 1 to 10000000."
+  }
+  validation {
+    condition     = alltrue([for day in range(1, length(var.warmup.daily_caps)) : var.warmup.daily_caps[day] >= var.warmup.daily_caps[day - 1]])
+    error_message = "warmup.daily_caps must not decrease from one day to the next."
   }
 }
 

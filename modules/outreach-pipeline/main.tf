@@ -178,6 +178,7 @@ module "email" {
   max_send_rate                = var.email.max_send_rate
   send_grace_seconds           = var.email.send_grace_seconds
   first_contact                = var.email.first_contact
+  warmup                       = var.email.warmup
   worker                       = var.email.worker
   reconciler                   = var.email.reconciler
   powertools_metrics_namespace = local.metrics_namespace

@@ -338,6 +338,7 @@ output "root_outputs" {
     email_worker_arn         = module.email.worker_function_arn
     email_scheduler_role_arn = module.email.scheduler_role_arn
     email_dlq_arn            = module.email.dlq_arn
+    email_warmup             = module.email.warmup
 
     contacts_table_name              = module.contact_ledger.name
     unsubscribe_url                  = module.email_feedback.unsubscribe_url

@@ -162,7 +162,7 @@ variable "pipe_source_settle_seconds" {
 }
 
 variable "email" {
-  description = "Timed campaign email (see modules/email): the SES identity campaigns send from, and optional settings that take modules/email's defaults when left out (null): create_sender_identity (true: create it; false: it exists, another root owns it), max_send_rate (emails per second, 14), send_grace_seconds, first_contact (the per-address gap and 30-day cap on first contacts), worker, reconciler."
+  description = "Timed campaign email (see modules/email): the SES identity campaigns send from, and optional settings that take modules/email's defaults when left out (null): create_sender_identity (true: create it; false: it exists, another root owns it), max_send_rate (emails per second, 14), send_grace_seconds, first_contact (the per-address gap and 30-day cap on first contacts), warmup (the sending identity's warm-up ramp: start_date, null for an established identity, and daily_caps), worker, reconciler."
   type = object({
     sender_identity        = string
     create_sender_identity = optional(bool)
@@ -171,6 +171,10 @@ variable "email" {
     first_contact = optional(object({
       gap_seconds = optional(number)
       per_30_days = optional(number)
+    }), {})
+    warmup = optional(object({
+      start_date = optional(string)
+      daily_caps = optional(list(number))
     }), {})
     worker = optional(object({
       timeout_seconds      = optional(number)

@@ -145,7 +145,9 @@ _REFERENCE = re.compile(r"\b(var|local|module)\.([\w.]+)")
 def evaluate(expression: Any, resolve: Callable[[str, str], Any]) -> Any:
     """The value of a settings expression: literals, ``var.``/``local.``/``module.`` references
     (``resolve(kind, dotted_path)``), ``tostring``, ``join`` of a ``for`` over a list, ``max`` with a
-    spread list, arithmetic and ``a ? b : c`` over them. Anything else raises ``ValueError``."""
+    spread list, ``coalesce`` (its first argument that is not null: a reference ``resolve`` finds null
+    raises ``LookupError``), arithmetic and ``a ? b : c`` over them. Anything else raises
+    ``ValueError``."""
     text = strip(expression)
     if not isinstance(text, str):
         return text
@@ -154,6 +156,16 @@ def evaluate(expression: Any, resolve: Callable[[str, str], Any]) -> Any:
         return evaluate(text[1:-1], resolve)
     if joined := _FOR_JOIN.match(text):
         return joined[1].join(str(item) for item in evaluate(joined[3], resolve))
+    if text.startswith("coalesce(") and text.endswith(")"):
+        *first, last = split_top_level(text[len("coalesce(") : -1])
+        for argument in first:
+            try:
+                found = evaluate(argument, resolve)
+            except LookupError:
+                continue
+            if found is not None:
+                return found
+        return evaluate(last, resolve)
     if text.startswith("tostring(") and text.endswith(")"):
         value = evaluate(text[len("tostring(") : -1], resolve)
         return str(value).lower() if isinstance(value, bool) else str(value)

@@ -52,9 +52,11 @@ DESTINATION_ACTIONS: Mapping[str, tuple[str, ...]] = {
 LOG_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents")
 TRACE_ACTIONS = ("xray:PutTraceSegments", "xray:PutTelemetryRecords")
 # Actions the Service Authorization Reference lists with no resource type: "*" is their only resource.
-# X-Ray's (above), and SES v2's GetSuppressedDestination, a lookup in the account's suppression list
+# X-Ray's (above), and SES v2's GetSuppressedDestination, a lookup in the account's suppression list, and
+# GetAccount, the account's sending quota, whose request names no resource (its listing there without a
+# resource type is unconfirmed)
 # (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonsimpleemailservicev2.html).
-NO_RESOURCE_TYPE_ACTIONS = frozenset({*TRACE_ACTIONS, "ses:GetSuppressedDestination"})
+NO_RESOURCE_TYPE_ACTIONS = frozenset({*TRACE_ACTIONS, "ses:GetSuppressedDestination", "ses:GetAccount"})
 
 
 def _service(arn: str) -> str:

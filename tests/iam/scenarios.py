@@ -13,7 +13,8 @@ The rows reuse the handlers' own unit tests on moto, so the recording covers eve
   time, the handler's published counts;
 - email worker: one email per task under repeated and concurrent invocations, cancelled and terminal
   tasks, SES throttling (claim released), permanent rejections, header injection, suppressed
-  recipients and follow-ups of a bounced step, too late; and its promises
+  recipients and follow-ups of a bounced step, too late; the first-contact slots and the warm-up
+  ramp's daily count of the sending identity under the account's quota (GetAccount); and its promises
   (``test_email_worker_promises.py``): the planned address only, never early, ambiguous sends left
   Running, malformed rows isolated;
 - email reconciler: missing schedules recreated, overdue emails sent now or failed too late, a crash
@@ -65,6 +66,7 @@ TESTS: Mapping[str, tuple[str, ...]] = {
         "tests/functions/test_email_worker.py",
         "tests/functions/test_email_worker_promises.py",
         "tests/functions/test_email_worker_first_contact.py",
+        "tests/functions/test_email_worker_warmup.py",
         "tests/functions/test_email_reconciler.py",
     ),
     "email_reconciler": ("tests/functions/test_email_reconciler.py",),

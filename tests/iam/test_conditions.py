@@ -80,16 +80,19 @@ LEDGER_KEYS = {
     "domain record": "domain#example.com",
     # outreach.inbound.receipts: PREFIX + the SHA-256 hex digest of the message's content.
     "inbound receipt": "inbound#" + "0" * 64,
+    # outreach.contacts.identity_day_key: the sending identity's count of one UTC day.
+    "identity day": "identity#example.com#2027-03-01",
 }
 # What each function may do to which kind of ledger record; every other (action, kind) is refused.
 LEDGER_REACHES: dict[str, dict[str, set[str]]] = {
     DISPATCHER: {},
     SCRAPER: {},
     SCRAPE_RECONCILER: {},
-    # The stop and the first-contact slots are read with the domain's record; only a slot is written.
+    # The stop and the first-contact slots are read with the domain's record; a slot and the identity's
+    # count of the day are written.
     WORKER: {
         "dynamodb:BatchGetItem": {"address record", "domain record"},
-        "dynamodb:UpdateItem": {"address record"},
+        "dynamodb:UpdateItem": {"address record", "identity day"},
     },
     EMAIL_RECONCILER: {},
     CONSUMER: {
@@ -113,6 +116,7 @@ KEYED_STATEMENTS = [
     (WORKER, "ClaimAndCompleteEmailTasks", ["email#*", "job#*#?"]),
     (EMAIL_RECONCILER, "MoveStrandedEmailTasks", ["email#*", "job#*#?"]),
     (WORKER, "ReadContactStops", ["address#*", "domain#*"]),
+    (WORKER, "TakeFirstContactSlots", ["address#*", "identity#*"]),
     (CONSUMER, "RecordContactEvents", ["address#*"]),
     (CONSUMER, "ReadContactStops", ["address#*", "domain#*"]),
     (CONSUMER, "ReadEmailTasks", ["email#*"]),

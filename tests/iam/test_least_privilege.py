@@ -96,6 +96,7 @@ def test_no_function_touches_a_resource_encrypted_with_a_customer_managed_key(ev
         ("outreach-prod-scrape-reconciler", "xray:PutTraceSegments"),
         ("outreach-prod-email-worker", "ses:SendEmail"),
         ("outreach-prod-email-worker", "ses:GetSuppressedDestination"),
+        ("outreach-prod-email-worker", "ses:GetAccount"),
         ("outreach-prod-email-worker", "dynamodb:UpdateItem"),
         ("outreach-prod-email-worker", "sqs:SendMessage"),
         ("outreach-prod-email-reconciler", "scheduler:CreateSchedule"),

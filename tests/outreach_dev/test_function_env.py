@@ -104,3 +104,17 @@ def test_the_settings_are_the_modules_defaults() -> None:
         + queue["scraper"]["timeout_seconds"]
         + lease
     )
+
+
+def test_a_null_setting_reaches_the_worker_as_its_coalesce_fallback() -> None:
+    def resolve(kind: str, dotted: str) -> object:
+        if dotted == "warmup.start_date":
+            raise LookupError("var.warmup.start_date is null")
+        return "2027-03-01"
+
+    assert terraform_hcl.evaluate('coalesce(var.warmup.start_date, "none")', resolve) == "none"
+    assert terraform_hcl.evaluate('coalesce(var.other, "none")', resolve) == "2027-03-01"
+    settings = function_env.settings("email_worker")
+    defaults = terraform_hcl.variable_defaults(terraform_hcl.module_dir("email"))["warmup"]
+    assert settings["WARMUP_START_DATE"] == "none"
+    assert settings["WARMUP_DAILY_CAPS"] == ",".join(str(cap) for cap in defaults["daily_caps"])

@@ -10,6 +10,8 @@
   replied in and until when it is away (inbound mail), which never change its state.
 - ``first_contact_rule`` and ``first_contacts``: the gap and 30-day cap on first contacts to one
   address across campaigns, and ``take_first_contact``, the slot a worker takes before it sends.
+- ``identity_days``: ``take_identity_send``, one more email of the sending identity on a UTC day,
+  counted against its warm-up cap with one conditional write before the send.
 - ``standing``: ``standing_of`` an address, its stop, engagement and first contacts in one read (the
   email worker).
 
@@ -19,11 +21,14 @@ The table is ``CONTACTS_TABLE`` (modules/contact-ledger), hash key ``contact_key
 from outreach.contacts.engagement import Engagement, engagement_of, record_away, record_reply
 from outreach.contacts.first_contact_rule import FirstContactRule
 from outreach.contacts.first_contacts import FirstContacts, take_first_contact
+from outreach.contacts.identity_days import take_identity_send
 from outreach.contacts.keys import (
     ADDRESS_PREFIX,
     DOMAIN_PREFIX,
+    IDENTITY_PREFIX,
     address_key,
     domain_key,
+    identity_day_key,
     kind_of_key,
     normalise,
     normalise_domain,
@@ -37,6 +42,7 @@ from outreach.contacts.writes import clean_why, record_contacted, record_soft_bo
 __all__ = [
     "ADDRESS_PREFIX",
     "DOMAIN_PREFIX",
+    "IDENTITY_PREFIX",
     "KEY",
     "WHY_CHARS",
     "Engagement",
@@ -52,6 +58,7 @@ __all__ = [
     "clean_why",
     "domain_key",
     "engagement_of",
+    "identity_day_key",
     "kind_of_key",
     "normalise",
     "normalise_domain",
@@ -64,5 +71,6 @@ __all__ = [
     "stop_of",
     "stops_of",
     "take_first_contact",
+    "take_identity_send",
     "unblock",
 ]

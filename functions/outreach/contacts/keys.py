@@ -1,6 +1,7 @@
 """The contact ledger's keys: one normalised form of an address, and the record keys derived from it.
 
-A record is keyed ``address#<normalised address>`` or ``domain#<domain>`` (``contact_key``). The
+A record is keyed ``address#<normalised address>`` or ``domain#<domain>`` (``contact_key``); a sending
+identity's count of emails on one UTC day is ``identity#<domain>#<YYYY-MM-DD>`` (``identity_day_key``). The
 normalised address is the trimmed, lower-cased form of one address ``email_task.is_one_address``
 accepts, its domain in IDNA ASCII form (the planner writes ASCII already; a Unicode domain is encoded
 the way ``canonical_url.canonical_host`` encodes a host). Every writer and reader of the ledger, and the
@@ -9,12 +10,15 @@ tasks table's ``recipient_key``, use these, so one address is one record however
 
 from __future__ import annotations
 
+from datetime import date
+
 from outreach.canonical_url import canonical_host
 from outreach.email_task import is_one_address
 from outreach.errors import MalformedFieldError, UnusableUrlError
 
 ADDRESS_PREFIX = "address#"
 DOMAIN_PREFIX = "domain#"
+IDENTITY_PREFIX = "identity#"
 # RFC 5321's limit on a path (is_one_address holds an address to it too).
 _MAX_INPUT_CHARS = 320
 
@@ -70,6 +74,11 @@ def address_key(address: str, *, field: str = "address") -> str:
 def domain_key(address_or_domain: str, *, field: str = "domain") -> str:
     """``domain#<domain>``: the ledger record of a whole domain (of an address, or a domain itself)."""
     return DOMAIN_PREFIX + normalise_domain(address_or_domain, field=field)
+
+
+def identity_day_key(sending_domain: str, day: date) -> str:
+    """``identity#<domain>#<YYYY-MM-DD>``: the count of emails a sending identity sent on one UTC day."""
+    return f"{IDENTITY_PREFIX}{normalise_domain(sending_domain, field='sending_domain')}#{day.isoformat()}"
 
 
 def kind_of_key(key: str) -> str:

@@ -51,11 +51,11 @@ run "one_record_per_contact_key_no_stream_and_a_ttl_only_receipts_carry" {
 
   assert {
     condition     = [for t in aws_dynamodb_table.this.ttl : "${t.attribute_name}:${t.enabled}"] == ["expires_at:true"] && output.ttl_attribute == "expires_at"
-    error_message = "TTL on expires_at, the attribute the inbound receipts carry (no contact record does)."
+    error_message = "TTL on expires_at, the attribute the inbound receipts and the identity's daily counts carry (no contact record does)."
   }
 
   assert {
-    condition     = output.key_patterns == { address = "address#*", domain = "domain#*" } && output.hash_key == "contact_key"
+    condition     = output.key_patterns == { address = "address#*", domain = "domain#*", identity = "identity#*" } && output.hash_key == "contact_key"
     error_message = "The key patterns the functions' IAM conditions use name the two kinds of record."
   }
 }

@@ -40,7 +40,7 @@ variables {
   contact_ledger = {
     name         = "outreach-test-contacts"
     arn          = "arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-contacts"
-    key_patterns = { address = "address#*", domain = "domain#*" }
+    key_patterns = { address = "address#*", domain = "domain#*", identity = "identity#*" }
   }
   handlers = {
     worker     = "outreach.email_worker.lambda_handler"
@@ -443,4 +443,56 @@ run "a_reputation_alarm_level_at_or_above_the_ses_review_level_is_refused" {
   }
 
   expect_failures = [var.reputation_alarm_levels]
+}
+
+run "the_worker_gets_the_warmup_ramp_and_an_established_identity_has_none" {
+  command = plan
+
+  assert {
+    condition     = output.worker_settings.environment.WARMUP_START_DATE == "none" && startswith(output.worker_settings.environment.WARMUP_DAILY_CAPS, "50,50,50,50,100,") && output.worker_settings.environment.SENDING_DOMAIN == "example.com"
+    error_message = "Without a start date the identity is established (none); the default schedule starts at 50 a day; the counted identity is the sender identity's domain."
+  }
+}
+
+run "a_warming_identity_passes_its_start_date_and_schedule" {
+  command = plan
+
+  variables {
+    warmup = { start_date = "2027-03-01", daily_caps = [10, 20, 20, 40] }
+  }
+
+  assert {
+    condition     = output.worker_settings.environment.WARMUP_START_DATE == "2027-03-01" && output.worker_settings.environment.WARMUP_DAILY_CAPS == "10,20,20,40"
+    error_message = "The worker reads the ramp's start date and its caps, one per day, in order."
+  }
+}
+
+run "a_warmup_start_that_is_no_date_is_refused" {
+  command = plan
+
+  variables {
+    warmup = { start_date = "2027-02-30" }
+  }
+
+  expect_failures = [var.warmup]
+}
+
+run "a_decreasing_warmup_schedule_is_refused" {
+  command = plan
+
+  variables {
+    warmup = { start_date = "2027-03-01", daily_caps = [10, 20, 15] }
+  }
+
+  expect_failures = [var.warmup]
+}
+
+run "a_warmup_cap_below_one_is_refused" {
+  command = plan
+
+  variables {
+    warmup = { daily_caps = [0, 10] }
+  }
+
+  expect_failures = [var.warmup]
 }

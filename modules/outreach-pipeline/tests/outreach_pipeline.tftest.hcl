@@ -243,7 +243,7 @@ run "the_contact_ledger_is_the_environments_and_every_function_that_reads_or_rai
   }
 
   assert {
-    condition     = module.contact_ledger.key_patterns == { address = "address#*", domain = "domain#*" }
+    condition     = module.contact_ledger.key_patterns == { address = "address#*", domain = "domain#*", identity = "identity#*" }
     error_message = "The ledger's key patterns reach the roles' conditions."
   }
 }

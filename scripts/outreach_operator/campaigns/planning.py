@@ -7,7 +7,8 @@ step of every recipient is due at the start; a follow-up is due its ``after_days
 recipient's zone) after the same recipient's previous step. A due time is moved to the next minute the
 recipient's window is open in that still has room under ``max_per_minute`` (counted over all recipients)
 and whose slot the recipient domain's pacing allows (``domain_pacing``: a cap per local day and a least
-gap between two emails to one domain); the emails of one minute are spread over its seconds. The minutes
+gap between two emails to one domain) and, while the sending identity warms up, whose UTC day is under
+the identity's cap (``warmup_pacing``); the emails of one minute are spread over its seconds. The minutes
 are counted over the whole campaign (all steps), and recipients keep their order, so the same campaign,
 recipients and start always give the same plan.
 
@@ -43,6 +44,7 @@ from outreach_operator.campaigns.rendering import render_step
 from outreach_operator.campaigns.reply_addresses import ReplyAddresses
 from outreach_operator.campaigns.send_window import add_local_days, next_open
 from outreach_operator.campaigns.stop_rules import sequence_rules_of
+from outreach_operator.campaigns.warmup_pacing import WarmupPacing
 from outreach_operator.errors import RenderError
 
 
@@ -50,7 +52,8 @@ from outreach_operator.errors import RenderError
 class CampaignPlan:
     emails: list[PlannedEmail] = field(default_factory=list)
     rejected: list[RejectedRow] = field(default_factory=list)
-    # Emails the domain pacing moved later than the rate and the window alone would have sent them.
+    # Emails the domain pacing or the warm-up cap moved later than the rate and the window alone would
+    # have sent them.
     paced: int = 0
     # Recipients planned per source of their zone (``recipient_zones``: column, country, phone, language,
     # campaign).
@@ -148,16 +151,25 @@ def _oversized_row(
     return None
 
 
+def _allowed(pacing: DomainPacing, warmup: WarmupPacing | None, domain: str) -> Callable[[float], float]:
+    """The earliest instant at or after a slot that the domain's pacing and the warm-up cap allow."""
+    if warmup is None:
+        return partial(pacing.earliest, domain)
+    return lambda slot: warmup.earliest(pacing.earliest(domain, slot))
+
+
 def plan_campaign(
     campaign: Campaign,
     recipients: Sequence[Recipient],
     start: datetime,
     links: OneClickLinks | None = None,
     replies: ReplyAddresses | None = None,
+    warmup: WarmupPacing | None = None,
 ) -> CampaignPlan:
     """Render and time every step for every recipient, from ``start`` (timezone-aware) on; ``links``
     gives the unsubscribe target of a campaign without its own, ``replies`` the reply addresses of a
-    campaign with a ``reply_domain``."""
+    campaign with a ``reply_domain``, ``warmup`` the sending identity's daily caps while it warms up
+    (it books the plan's emails per UTC day)."""
     if start.tzinfo is None:
         raise ValueError("start must be timezone-aware")
     window = campaign.window
@@ -185,8 +197,10 @@ def plan_campaign(
         for index, (recipient, own, rendered) in enumerate(messages):
             domain = domain_of(recipient.email)
             due = add_local_days(own, previous[index], definition.after_days)
-            send_at = ledger.take(due, own, partial(pacing.earliest, domain)).astimezone(own.zone)
+            send_at = ledger.take(due, own, _allowed(pacing, warmup, domain)).astimezone(own.zone)
             pacing.record(domain, send_at.timestamp())
+            if warmup is not None:
+                warmup.record(send_at.timestamp())
             previous[index] = send_at
             plan.emails.append(_planned(campaign, step, send_at, rendered[step - 1], rules, own.timezone))
     plan.paced = ledger.paced

@@ -44,6 +44,12 @@ from outreach_operator.cli.targets import resolve
 @click.option("--email-sender-identity", help="SES identity (domain or address) campaigns send from.")
 @click.option("--email-configuration-set", help="SES configuration set every campaign email is sent with.")
 @click.option(
+    "--email-warmup-start-date", help="The sending identity's warm-up start: none or a UTC date YYYY-MM-DD."
+)
+@click.option(
+    "--email-warmup-daily-caps", help="The warm-up ramp's daily caps, comma-separated (50,50,100,...)."
+)
+@click.option(
     "--scrape-reconciler-function", help="Scrape reconciler (name or ARN): a function dlq replay may invoke."
 )
 @click.option(

@@ -58,6 +58,10 @@ class Targets:
     email_dlq_arn: str | None = None
     email_sender_identity: str | None = None
     email_configuration_set: str | None = None
+    # The sending identity's warm-up ramp as the worker gets it (modules/email's ``warmup`` output):
+    # ``none`` or the start date, and the daily caps comma-separated (``outreach.warmup_ramp``).
+    email_warmup_start_date: str | None = None
+    email_warmup_daily_caps: str | None = None
     # The contact ledger (``outreach.contacts`` reads it from CONTACTS_TABLE).
     contacts_table: str | None = None
     # The one-click unsubscribe endpoint (a function URL) and the KMS HMAC key its tokens are made with:
@@ -188,6 +192,17 @@ def terraform_outputs(env: str, state: Path | None = None) -> Mapping[str, Any]:
     return root_outputs.from_json(result.stdout)
 
 
+def _warmup(output: Any) -> dict[str, str]:
+    """The ``email_warmup`` output ({start_date, daily_caps}) in the worker's settings' form."""
+    if not isinstance(output, Mapping) or not isinstance(output.get("daily_caps"), list):
+        return {}
+    start = output.get("start_date")
+    return {
+        "email_warmup_start_date": str(start) if start else "none",
+        "email_warmup_daily_caps": ",".join(str(int(cap)) for cap in output["daily_caps"]),
+    }
+
+
 def from_outputs(env: str, outputs: Mapping[str, Any]) -> Targets:
     pipeline = outputs.get("pipeline")
     if not isinstance(pipeline, Mapping) or not pipeline:
@@ -204,6 +219,7 @@ def from_outputs(env: str, outputs: Mapping[str, Any]) -> Targets:
     for output, field in _ROOT_OUTPUTS.items():
         if isinstance(outputs.get(output), str):
             values[field] = outputs[output]
+    values.update(_warmup(outputs.get("email_warmup")))
     chosen = {k: str(v) for k, v in values.items() if v}
     return Targets(env=env, output_accounts=accounts_in(dict(outputs)), **chosen)
 

@@ -40,6 +40,7 @@ module "pipeline" {
     sender_identity        = var.email_sender_identity
     create_sender_identity = var.email_create_sender_identity
     max_send_rate          = var.email_max_send_rate
+    warmup                 = var.email_warmup
   }
   # Replies are received once the root names its reply domain (receiving.tf); null: none.
   inbound = var.inbound_reply_domain == null ? null : {

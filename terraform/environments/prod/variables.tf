@@ -75,6 +75,15 @@ variable "email_max_send_rate" {
   default     = null
 }
 
+variable "email_warmup" {
+  description = "The sending identity's warm-up ramp ({start_date = \"YYYY-MM-DD\", daily_caps = [...]}): set start_date to the UTC day a new sending domain starts sending; the worker holds every UTC day under its cap and campaign schedule plans under it (docs/operator-cli.md, \"Warm-up ramp per sending identity\"). null: modules/email's default, an established identity (no ramp)."
+  type = object({
+    start_date = optional(string)
+    daily_caps = optional(list(number))
+  })
+  default = null
+}
+
 variable "results_expiration_days" {
   description = "Days prod keeps scrape results (terraform.tfvars: 90; see docs/security.md, Retention); null takes the scrape-pipeline module's default."
   type        = number

@@ -78,3 +78,42 @@ def test_a_dry_run_names_the_phone_and_the_language_among_the_zone_sources_and_r
         (2, "phone"),
         (3, "language"),
     ]
+
+
+def test_a_warming_identitys_plan_holds_each_utc_day_under_its_cap_and_shows_planned_vs_cap(
+    run: Run, email_flags: list[str], tmp_path: Path
+) -> None:
+    recipients = csv_file(
+        tmp_path,
+        "email,company,website\n" + "".join(f"p{n}@firm{n}.de,F{n},https://firm{n}.de/\n" for n in range(5)),
+    )
+    ramp = ["--email-warmup-start-date", "2027-03-01", "--email-warmup-daily-caps", "3,4"]
+    report = as_json(_schedule(run, [*email_flags, *ramp], "--dry-run", recipients=recipients))
+    # 5 recipients, 2 steps: 3 first steps on day 1, 2 held back to day 2; the follow-ups 3 days later.
+    assert report["emails"] == 10
+    warmup = report["warmup"]
+    assert (warmup["start_date"], warmup["last_day"], warmup["max_24_hour_send"]) == (
+        "2027-03-01",
+        "2027-03-02",
+        50_000.0,
+    )
+    assert warmup["days"] == [
+        {"day": "2027-03-01", "planned": 3, "cap": 3},
+        {"day": "2027-03-02", "planned": 2, "cap": 4},
+    ]
+    table = run(
+        "campaign", "schedule", "--campaign", str(CAMPAIGN), "--recipients", str(recipients),
+        "--start", START, "--dry-run", extra=[*email_flags, *ramp],
+    )  # fmt: skip
+    assert table.exit_code == 0, table.output
+    assert "warm-up ramp from 2027-03-01 to 2027-03-02" in table.stdout
+
+
+def test_without_the_environments_ramp_the_report_says_the_worker_enforces_it(
+    run: Run, email_flags: list[str]
+) -> None:
+    report = as_json(_schedule(run, email_flags, "--dry-run"))
+    assert report["warmup"] == {
+        "known": False,
+        "reason": "neither --env nor --email-warmup-* gave it: the worker enforces the ramp at send time",
+    }

@@ -125,3 +125,17 @@ def test_the_contact_ledger_and_the_unsubscribe_endpoint_come_from_the_pipeline_
         monkeypatch.delenv(exported, raising=False)  # restored after the test
     flagged.activate()  # the core's contacts module reads CONTACTS_TABLE, as in Lambda
     assert os.environ["CONTACTS_TABLE"] == "other-contacts"
+
+
+def test_the_warmup_ramp_comes_from_the_email_output_in_the_workers_form() -> None:
+    def read(env: str, state: Path | None) -> Mapping[str, Any]:
+        return {"pipeline": PIPELINE, "email_warmup": {"start_date": "2027-03-01", "daily_caps": [50.0, 100]}}
+
+    targets = resolve("dev", {}, read_outputs=read)
+    assert (targets.email_warmup_start_date, targets.email_warmup_daily_caps) == ("2027-03-01", "50,100")
+
+    def established(env: str, state: Path | None) -> Mapping[str, Any]:
+        return {"pipeline": PIPELINE, "email_warmup": {"start_date": None, "daily_caps": [50]}}
+
+    assert resolve("dev", {}, read_outputs=established).email_warmup_start_date == "none"
+    assert resolve("dev", {}, read_outputs=_outputs(PIPELINE)).email_warmup_daily_caps is None

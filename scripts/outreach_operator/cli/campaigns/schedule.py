@@ -9,7 +9,10 @@ written (and in a dry run) the recipients the contact ledger stops are left out 
 (``stopped``), a campaign without its own ``unsubscribe`` gets the one-click link of each recipient
 and step (``default_unsubscribe``), a campaign with a ``reply_domain`` the reply address of each
 (``reply_addresses``, made with the same key), and the plan is held against the account's SES sending
-quota (``quota``). The report (and the dry run) shows the stop rules (``stop_rules_report``). First
+quota (``quota``). While the sending identity warms up, the plan keeps the campaign's emails per UTC day
+under the identity's cap (``warmup``: the environment's ``email_warmup`` output, the account's
+24-hour quota as the ceiling). The report (and the dry run) shows the stop rules (``stop_rules_report``)
+and, per UTC day under the ramp, the emails planned and the cap. First
 of all the campaign lint runs (``compliance``): a campaign it refuses is refused before anything is
 read or planned, and the reasons of the rules a campaign turned off are recorded on its job row.
 """
@@ -40,6 +43,7 @@ from outreach_operator.cli.campaigns.quota import check_quota
 from outreach_operator.cli.campaigns.recipient_sources import from_csv, from_job
 from outreach_operator.cli.campaigns.schedule_view import render_rejected, render_scheduled
 from outreach_operator.cli.campaigns.stopped import leave_out_stopped
+from outreach_operator.cli.campaigns.warmup import warmup_pacing
 from outreach_operator.cli.campaigns.writing import write_plan
 from outreach_operator.cli.confirm import confirm_change
 from outreach_operator.cli.jobs.create import existing_task_ids
@@ -76,7 +80,8 @@ def schedule_campaign(
     links = one_click_links(s, chosen, dry_run=dry_run)
     replies = reply_addresses(s, chosen, dry_run=dry_run)
     stops = leave_out_stopped(s, recipients.valid, dry_run=dry_run)
-    plan = plan_campaign(chosen, stops.kept, first, links, replies)
+    warmup, warmup_report = warmup_pacing(s, dry_run=dry_run)
+    plan = plan_campaign(chosen, stops.kept, first, links, replies, warmup)
     rejected = [row.as_dict() for row in [*recipients.rejected, *plan.rejected]]
     report: dict[str, Any] = {
         "campaign_id": chosen.campaign_id,
@@ -94,6 +99,7 @@ def schedule_campaign(
         "timezone": chosen.window.timezone,
         "plan": plan_by_day(plan.emails, chosen.window),
         "pacing": pacing_report(chosen, plan),
+        "warmup": {**warmup_report, **({"days": warmup.report()} if warmup else {})},
         "zones": {"sources": plan.zone_sources, "plan": plan_by_zone(plan.emails)},
         "dry_run": dry_run,
     }

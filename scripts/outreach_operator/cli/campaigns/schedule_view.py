@@ -1,6 +1,6 @@
 """How ``campaign schedule`` looks to a person: rejected rows, the recipients the contact ledger stops,
 the plan per day and step (and per recipient zone), the unsubscribe target, the stop rules, the domain
-pacing, the quota."""
+pacing, the warm-up ramp (planned vs cap per UTC day), the quota."""
 
 from __future__ import annotations
 
@@ -56,6 +56,7 @@ def render_scheduled(console: Console, report: dict[str, Any], *, planned: bool 
     )
     _render_zones(console, report["zones"])
     _render_pacing(console, report["pacing"])
+    _render_warmup(console, report["warmup"])
     _render_quota(console, report["ses_quota"])
     if report["dry_run"]:
         known = "" if "existing" not in report else f" ({report['existing']:,} tasks already exist)"
@@ -109,6 +110,25 @@ def _render_pacing(console: Console, pacing: dict[str, Any]) -> None:
             f"{pacing['emails_moved']:,} emails moved later",
             ["domain", "emails", "days", "most in a day"],
             [[d["domain"], d["emails"], d["days"], d["most_in_a_day"]] for d in pacing["busiest_domains"]],
+        )
+    )
+
+
+def _render_warmup(console: Console, warmup: dict[str, Any]) -> None:
+    """The sending identity's warm-up ramp: per UTC day of the plan under a cap, planned vs cap."""
+    if not warmup["known"]:
+        console.print(f"warm-up ramp: not known ({warmup['reason']})")
+        return
+    if warmup["start_date"] is None:
+        console.print("warm-up ramp: none (an established identity)")
+        return
+    ceiling = warmup.get("max_24_hour_send", warmup.get("quota"))
+    console.print(
+        table(
+            f"warm-up ramp from {warmup['start_date']} to {warmup['last_day']} (UTC days; the account's "
+            f"24-hour quota {ceiling} is the ceiling)",
+            ["day", "planned", "cap"],
+            [[d["day"], d["planned"], d["cap"]] for d in warmup.get("days", [])],
         )
     )
 
