@@ -259,12 +259,19 @@ def first_contacts_per_30_days() -> int:
     return _int("FIRST_CONTACTS_PER_30_DAYS", minimum=1)
 
 
+def email_paused_recheck_seconds() -> int:
+    """How long an email SES refused as paused waits before it is tried again
+    (``EMAIL_PAUSED_RECHECK_SECONDS``, modules/email's ``paused_recheck_seconds``; ``sending_pause``)."""
+    return _int("EMAIL_PAUSED_RECHECK_SECONDS", minimum=60)
+
+
 def for_email_worker() -> None:
     """Check every email worker setting."""
     tasks_table()
     contacts_table()
     email_configuration_set()
     _send_grace_seconds()
+    email_paused_recheck_seconds()
     claim_lease_margin_seconds()
     first_contact_gap_seconds()
     first_contacts_per_30_days()

@@ -300,13 +300,14 @@ module "worker" {
   }
 
   environment = {
-    TASKS_TABLE                = var.tasks_table.name
-    CONTACTS_TABLE             = var.contact_ledger.name
-    EMAIL_CONFIGURATION_SET    = aws_sesv2_configuration_set.this.configuration_set_name
-    EMAIL_SEND_GRACE_SECONDS   = tostring(var.send_grace_seconds)
-    CLAIM_LEASE_MARGIN_SECONDS = tostring(local.claim_lease_margin_seconds)
-    FIRST_CONTACT_GAP_SECONDS  = tostring(var.first_contact.gap_seconds)
-    FIRST_CONTACTS_PER_30_DAYS = tostring(var.first_contact.per_30_days)
+    TASKS_TABLE                  = var.tasks_table.name
+    CONTACTS_TABLE               = var.contact_ledger.name
+    EMAIL_CONFIGURATION_SET      = aws_sesv2_configuration_set.this.configuration_set_name
+    EMAIL_SEND_GRACE_SECONDS     = tostring(var.send_grace_seconds)
+    EMAIL_PAUSED_RECHECK_SECONDS = tostring(var.paused_recheck_seconds)
+    CLAIM_LEASE_MARGIN_SECONDS   = tostring(local.claim_lease_margin_seconds)
+    FIRST_CONTACT_GAP_SECONDS    = tostring(var.first_contact.gap_seconds)
+    FIRST_CONTACTS_PER_30_DAYS   = tostring(var.first_contact.per_30_days)
     # A deferred first step's schedule invokes this function again; its ARN is built from its name, as
     # the function's own output would make this environment depend on itself.
     EMAIL_SCHEDULE_GROUP     = aws_scheduler_schedule_group.this.name

@@ -103,6 +103,24 @@ variable "send_grace_seconds" {
   }
 }
 
+variable "paused_recheck_seconds" {
+  description = <<-EOT
+    How long an email that SES refused because the configuration set's sending is paused (the
+    reputation guard, or `outreach sending pause`) waits before the worker tries it again (default
+    900 s, 15 minutes): it is moved to its first allowed minute that far ahead inside its window, and
+    Failed as too_late once its next try would be past send_grace_seconds after the time it was due.
+    At most send_grace_seconds, so a paused email is tried at least once more inside its grace period.
+  EOT
+  type        = number
+  default     = 900
+  nullable    = false
+
+  validation {
+    condition     = var.paused_recheck_seconds >= 60 && var.paused_recheck_seconds <= var.send_grace_seconds && floor(var.paused_recheck_seconds) == var.paused_recheck_seconds
+    error_message = "paused_recheck_seconds must be a whole number of seconds from 60 to send_grace_seconds."
+  }
+}
+
 variable "first_contact" {
   description = <<-EOT
     The per-address rule on first contacts (the first step of a campaign) across every campaign, which
