@@ -277,6 +277,21 @@ def for_email_worker() -> None:
     first_contacts_per_30_days()
 
 
+def reputation_stop_alarms() -> frozenset[str]:
+    """The names of the reputation stop alarms whose ALARM pauses sending (``REPUTATION_STOP_ALARMS``,
+    comma-separated; modules/email)."""
+    names = frozenset(name.strip() for name in _required("REPUTATION_STOP_ALARMS").split(",") if name.strip())
+    if not names:
+        raise ConfigurationError("REPUTATION_STOP_ALARMS must name at least one alarm")
+    return names
+
+
+def for_sending_guard() -> frozenset[str]:
+    """Check every sending guard setting: the configuration set it pauses, the alarms it acts on."""
+    email_configuration_set()
+    return reputation_stop_alarms()
+
+
 def for_scrape_reconciler() -> ReconcilerSettings:
     tasks_table()
     scrape_queue_url()
