@@ -44,6 +44,10 @@ from outreach_operator.cli.targets import resolve
 @click.option("--email-sender-identity", help="SES identity (domain or address) campaigns send from.")
 @click.option("--email-configuration-set", help="SES configuration set every campaign email is sent with.")
 @click.option(
+    "--reputation-stop-alarms",
+    help="Reputation stop alarms (comma-separated): at ALARM the guard pauses sending.",
+)
+@click.option(
     "--scrape-reconciler-function", help="Scrape reconciler (name or ARN): a function dlq replay may invoke."
 )
 @click.option(

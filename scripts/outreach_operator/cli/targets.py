@@ -58,6 +58,8 @@ class Targets:
     email_dlq_arn: str | None = None
     email_sender_identity: str | None = None
     email_configuration_set: str | None = None
+    # The reputation stop alarms (comma-separated names): in ALARM, the sending guard paused sending.
+    reputation_stop_alarms: str | None = None
     # The contact ledger (``outreach.contacts`` reads it from CONTACTS_TABLE).
     contacts_table: str | None = None
     # The one-click unsubscribe endpoint (a function URL) and the KMS HMAC key its tokens are made with:
@@ -132,6 +134,7 @@ _ROOT_OUTPUTS: Mapping[str, str] = {
     "email_scheduler_role_arn": "email_scheduler_role_arn",
     "email_dlq_arn": "email_dlq_arn",
     "email_sender_identity": "email_sender_identity",
+    "email_reputation_stop_alarms": "reputation_stop_alarms",
 }
 
 OutputReader = Callable[[str, Path | None], Mapping[str, Any]]
