@@ -5,6 +5,8 @@ each into its typed shape (``applied_config``) and starts, restarts (the shape c
 checkpoints carried over) or stops the matching pollers, so what runs is always what Terraform
 applied. The function URLs it finds are served on loopback ports (``function_urls``).
 Event-pattern rules' Lambda invocations go to Lambda's event queue (``event_rule_invoker``).
+CloudWatch's part runs beside them (``alarm_runner``): SES reputation datapoints, then every metric
+alarm evaluated and its state changes acted on.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from embedded_aws.alarm_runner import MetricAlarmRunner
 from embedded_aws.applied_config import (
     AppliedConfig,
     PipeConfig,
@@ -28,6 +31,7 @@ from embedded_aws.function_urls import FunctionUrlHost
 from embedded_aws.pipes import PipePoller
 from embedded_aws.runtime import FunctionRuntime
 from embedded_aws.schedules import ScheduleRunner
+from embedded_aws.ses_reputation_metrics import ReputationSettings
 from embedded_aws.sqs_poller import SqsMappingPoller
 from embedded_aws.stream_poller import StreamMappingPoller
 
@@ -54,6 +58,7 @@ class LocalCloud:
         journal: Journal | None = None,
         refresh_real_seconds: float = 2.0,
         async_workers: int = 4,
+        reputation: ReputationSettings | None = None,
     ) -> None:
         self.endpoint = endpoint
         self.clock = clock
@@ -65,6 +70,7 @@ class LocalCloud:
         self.event_rules = EventRuleInvoker(
             self.invoker, clock, endpoint, journal=self.journal, region=region
         )
+        self.alarms = MetricAlarmRunner(clock, region=region, journal=self.journal, reputation=reputation)
         self.function_urls = FunctionUrlHost(runtime, clock, endpoint, region=region, journal=self.journal)
         self._lambda = client("lambda", endpoint, region)
         self._pipes = client("pipes", endpoint, region)
@@ -81,6 +87,7 @@ class LocalCloud:
         self.invoker.start()
         self.schedules.start()
         self.event_rules.start()
+        self.alarms.start()
         self._thread.start()
         return self
 
@@ -88,6 +95,7 @@ class LocalCloud:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=30)
+        self.alarms.stop()
         self.event_rules.stop()
         self.schedules.stop()
         self.invoker.stop()

@@ -10,6 +10,10 @@ and ``inbound_unmatched_forward_to``). ``LocalPipeline.receive_mail`` then plays
 system: SES receives the message and runs the active receipt rule set (``ses_receiving``: the S3
 action, its SNS notification, which moto delivers to the inbound queue, whose mapping the pollers
 run), and ``LocalPipeline.forwards`` reads back what the inbound processor forwarded.
+
+The stack's CloudWatch alarms are evaluated by the cloud's alarm loop (``alarm_runner``, with the
+SES reputation metrics it publishes); ``LocalPipeline.alarm_state``, ``alarm_history`` and
+``evaluate_alarms`` read and run it from a scenario.
 """
 
 from __future__ import annotations
@@ -23,12 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from embedded_aws.alarm_actions import AlarmStateChange, alarm_state_changes
 from embedded_aws.base import Journal, client
 from embedded_aws.clock import VirtualClock
 from embedded_aws.cloud import LocalCloud
 from embedded_aws.runtime import FunctionRuntime
 from embedded_aws.server import DEFAULT_PORT, embedded_aws, free_port
 from embedded_aws.ses_receiving import ReceivedEmail, receive_email
+from embedded_aws.ses_reputation_metrics import ReputationSettings
 from embedded_aws.ses_v2 import SentEmail, sent_emails
 from embedded_aws.webfarm import WebFarm
 from outreach.task_model import Kind, Status
@@ -242,6 +248,24 @@ class LocalPipeline:
             return []
         return [e for e in sent_emails(self.region) if e.raw is not None and e.sender.lower() == sender]
 
+    def alarm_state(self, alarm_name: str) -> str:
+        """The alarm's state as DescribeAlarms answers it (OK, ALARM or INSUFFICIENT_DATA)."""
+        alarms = self.client("cloudwatch").describe_alarms(AlarmNames=[alarm_name])["MetricAlarms"]
+        if not alarms:
+            raise LookupError(f"no alarm named {alarm_name}")
+        return str(alarms[0]["StateValue"])
+
+    def alarm_history(self, alarm_name: str | None = None) -> list[AlarmStateChange]:
+        """Every state change of the stack's alarms (or of one), oldest first, with the virtual time it
+        happened and the SNS topics it notified; each also put its event on the default bus."""
+        return alarm_state_changes(self.region, alarm_name=alarm_name)
+
+    def evaluate_alarms(self) -> list[AlarmStateChange]:
+        """One round of the cloud's alarm loop now: the reputation metrics if due, then every alarm
+        evaluated at the current virtual time. Returns the state changes it made (the loop runs by
+        itself every second; this makes a round happen at a chosen moment, after a clock jump, say)."""
+        return self.cloud.alarms.tick()
+
     def objects(self, bucket: str | None, prefix: str = "") -> list[str]:
         if not bucket:
             return []
@@ -265,9 +289,11 @@ def local_pipeline(
     extra_env: Mapping[str, str] | None = None,
     reply_domain: str | None = None,
     unmatched_forward_to: str = LOCAL_UNMATCHED_MAILBOX,
+    reputation: ReputationSettings | None = None,
 ) -> Iterator[LocalPipeline]:
     """Bring the whole pipeline up on loopback; tear every process down on exit. With
-    ``reply_domain`` it receives replies there (unmatched ones forwarded to ``unmatched_forward_to``)."""
+    ``reply_domain`` it receives replies there (unmatched ones forwarded to ``unmatched_forward_to``);
+    ``reputation`` sets how the embedded SES measures and publishes its reputation metrics."""
     clock = VirtualClock(scale)
     workdir = Path(tempfile.mkdtemp(prefix="outreach-local-"))
     journal = Journal()
@@ -305,7 +331,9 @@ def local_pipeline(
                 extra_env=extra_env,
             )
             farm = WebFarm(sites, **dict(farm_options or {})).start()
-            cloud = LocalCloud(endpoint, clock, runtime, region=region, journal=journal)
+            cloud = LocalCloud(
+                endpoint, clock, runtime, region=region, journal=journal, reputation=reputation
+            )
             try:
                 cloud.start()
                 yield LocalPipeline(endpoint, region, clock, outputs, runtime, cloud, farm, journal, state)
@@ -325,9 +353,11 @@ __all__ = [
     "LOCAL_UNMATCHED_MAILBOX",
     "STATUSES",
     "TERMINAL",
+    "AlarmStateChange",
     "FollowTimeoutError",
     "JobProgress",
     "LocalPipeline",
     "ReceivedEmail",
+    "ReputationSettings",
     "local_pipeline",
 ]

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from embedded_aws.clock import VirtualClock, install_in_moto
+from embedded_aws.cloudwatch_alarm_state import start_alarms_without_data
 from embedded_aws.dynamodb_read_isolation import isolate_dynamodb_reads
 from embedded_aws.dynamodb_size_limits import enforce_dynamodb_size_limits
 from embedded_aws.dynamodb_transactions import make_transactions_atomic
@@ -165,6 +166,7 @@ def embedded_aws(port: int | None = None, clock: VirtualClock | None = None) -> 
     report_ses_account()
     support_ses_v2()
     support_event_pattern_rules()
+    start_alarms_without_data()
     honour_schedule_client_tokens()
     make_scheduler_thread_safe()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)

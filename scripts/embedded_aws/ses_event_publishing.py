@@ -33,7 +33,9 @@ PutAccountSuppressionAttributes), so nothing is suppressed automatically then. R
 (templated sends only), opens, clicks and subscriptions never happen here.
 
 ``published_events`` reads the record of every event published (id, type, recipients, time), from
-the process running moto: in-process, or the one running the embedded server.
+the process running moto: in-process, or the one running the embedded server. ``happened_events``
+reads what happened to each accepted email whether or not a destination took the event (the
+reputation metrics count from it, ``ses_reputation_metrics``).
 """
 
 from __future__ import annotations
@@ -88,6 +90,19 @@ class PublishedEvent:
     event: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class HappenedEvent:
+    """One event of an accepted email when it happened, published to a destination or not."""
+
+    message_id: str
+    event_type: str
+    recipients: tuple[str, ...]
+    at: float
+    configuration_set: str
+    bounce_type: str | None = None
+    bounce_sub_type: str | None = None
+
+
 @dataclass(order=True)
 class _Planned:
     due: float
@@ -130,7 +145,7 @@ def _state(backend: Any) -> dict[str, Any]:
     with _LOCK:
         state = backend.__dict__.get(_STATE)
         if state is None:
-            state = {"published": [], "errors": []}
+            state = {"published": [], "errors": [], "happened": []}
             backend.__dict__[_STATE] = state
         return state  # type: ignore[no-any-return]
 
@@ -140,6 +155,14 @@ def published_events(region: str, account_id: str | None = None) -> list[Publish
     state = _state(_sesv2_backend(region, account_id))
     with _LOCK:
         return list(state["published"])
+
+
+def happened_events(region: str, account_id: str | None = None) -> list[HappenedEvent]:
+    """Every event that happened to an email the embedded SES accepted in ``region`` (``Send`` too), in
+    the order they happened, whatever the configuration set's destinations take."""
+    state = _state(_sesv2_backend(region, account_id))
+    with _LOCK:
+        return list(state["happened"])
 
 
 def pending_events(region: str, account_id: str | None = None) -> int:
@@ -246,6 +269,16 @@ def _publish(item: _Planned) -> None:
         suppress(backend, item.recipients[0], "BOUNCE", item.due)
     if item.event_type == "COMPLAINT" and "COMPLAINT" in email.suppressed_reasons:
         suppress(backend, item.recipients[0], "COMPLAINT", item.due)
+    happened = HappenedEvent(
+        str(email.mail["messageId"]),
+        item.event_type,
+        item.recipients,
+        item.due,
+        email.configuration_set,
+        *bounce if item.event_type == "BOUNCE" else (None, None),
+    )
+    with _LOCK:
+        email.state["happened"].append(happened)
     event_type, record_key = _RECORD_NAMES[item.event_type]
     mail = email.mail
     if item.event_type == "DELIVERY":

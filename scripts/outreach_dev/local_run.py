@@ -105,7 +105,9 @@ def job_status(pipeline: LocalPipeline, job_id: str) -> dict[str, Any]:
 
 
 def alarms_that_would_fire(stack: LocalPipeline, dlq_messages: int) -> list[str]:
-    """Evaluate the applied alarms against what the run observed (the emulator has no metrics)."""
+    """Evaluate the applied alarms on queues and functions against what the run observed (moto
+    publishes no metrics of its services; the alarms on published metrics, such as SES reputation,
+    are evaluated by the emulator itself: ``alarm_state_changes`` in the report)."""
     cloudwatch = stack.client("cloudwatch")
     firing = []
     summary = stack.cloud.summary()
@@ -160,6 +162,9 @@ def build_report(
         "stream_failure_records": len(failure_records),
         "reconciler": stack.reconciler_actions(),
         "alarms_firing": alarms_that_would_fire(stack, len(dlq)),
+        "alarm_state_changes": [
+            f"{c.alarm_name}: {c.old_state} -> {c.new_state}" for c in stack.alarm_history()
+        ],
         "lost": missing + len(non_terminal) + len(finished_without_result),
         "non_terminal": non_terminal[:20],
         "duration_seconds": round(duration, 1),
@@ -192,6 +197,7 @@ def print_report(report: Mapping[str, Any]) -> None:
         f"  stream S3 failure records  {report['stream_failure_records']}",
         f"  reconciler     {report['reconciler']}",
         f"  alarms that would fire     {report['alarms_firing'] or 'none'}",
+        f"  alarm state changes        {report['alarm_state_changes'] or 'none'}",
         f"  function errors            {report['function_errors'] or 'none'}",
         f"  invocations    {report['invocations']}",
         f"  max in flight  {report['max_in_flight']}",

@@ -57,11 +57,20 @@ TAGS = [
 
 
 def configuration_set(
-    endpoint: str, types: list[EventTypeType] = EVERY_TYPE, *, enabled: bool = True, suppression: bool = True
+    endpoint: str,
+    types: list[EventTypeType] = EVERY_TYPE,
+    *,
+    enabled: bool = True,
+    suppression: bool = True,
+    reputation_metrics: bool = False,
 ) -> None:
     ses = client("sesv2", endpoint, REGION)
     ses.create_email_identity(EmailIdentity="example.com")
-    options = {"SuppressionOptions": {"SuppressedReasons": ["BOUNCE", "COMPLAINT"]}} if suppression else {}
+    options: dict[str, Any] = (
+        {"SuppressionOptions": {"SuppressedReasons": ["BOUNCE", "COMPLAINT"]}} if suppression else {}
+    )
+    if reputation_metrics:
+        options["ReputationOptions"] = {"ReputationMetricsEnabled": True}
     ses.create_configuration_set(ConfigurationSetName=CONFIG_SET, **options)
     ses.create_configuration_set_event_destination(
         ConfigurationSetName=CONFIG_SET,
