@@ -243,6 +243,7 @@ resource "aws_cloudwatch_event_rule" "reputation_stop" {
   description    = "The reputation stop alarms going to ALARM, to the sending guard."
   event_bus_name = "default"
   event_pattern  = jsonencode(local.stop_alarm_pattern)
+  state          = var.reputation_guard_enabled ? "ENABLED" : "DISABLED"
 }
 
 resource "aws_cloudwatch_event_target" "sending_guard" {

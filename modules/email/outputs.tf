@@ -148,6 +148,11 @@ output "reputation_stop_levels" {
   value       = var.reputation_stop_levels
 }
 
+output "reputation_stop_rule_name" {
+  description = "The EventBridge rule that hands the stop alarms' ALARM events to the sending guard (DISABLED without reputation_guard_enabled)."
+  value       = aws_cloudwatch_event_rule.reputation_stop.name
+}
+
 output "sending_guard_function_name" {
   description = "The sending guard's function name."
   value       = module.sending_guard.function_name

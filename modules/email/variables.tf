@@ -251,6 +251,18 @@ variable "reputation_stop_levels" {
   }
 }
 
+variable "reputation_guard_enabled" {
+  description = <<-EOT
+    Whether a stop alarm's ALARM pauses sending (the EventBridge rule to the sending guard is ENABLED)
+    or only pages (DISABLED). True by default; false where scenarios deliberately play lists that
+    bounce and complain on one account (the local root's end-to-end scenarios), which would otherwise
+    pause each other's campaigns.
+  EOT
+  type        = bool
+  default     = true
+  nullable    = false
+}
+
 variable "reputation_alarm_period_seconds" {
   description = "The period over which the reputation page and stop alarms take the Maximum of the SES rate, and so the longest a crossing waits to be seen (default 900 s; one period is evaluated)."
   type        = number

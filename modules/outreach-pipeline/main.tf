@@ -184,6 +184,7 @@ module "email" {
   reputation_alarm_levels         = var.email.reputation_alarm_levels
   reputation_stop_levels          = var.email.reputation_stop_levels
   reputation_alarm_period_seconds = var.email.reputation_alarm_period_seconds
+  reputation_guard_enabled        = var.email.reputation_guard_enabled
   sending_guard                   = var.email.sending_guard
   worker                          = var.email.worker
   reconciler                      = var.email.reconciler

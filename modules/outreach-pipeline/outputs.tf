@@ -340,6 +340,7 @@ output "root_outputs" {
     email_dlq_arn            = module.email.dlq_arn
     # The reputation stop alarms, comma-separated: `outreach sending status` shows which is in ALARM.
     email_reputation_stop_alarms = join(",", values(module.email.reputation_stop_alarm_names))
+    email_reputation_stop_rule   = module.email.reputation_stop_rule_name
 
     contacts_table_name              = module.contact_ledger.name
     unsubscribe_url                  = module.email_feedback.unsubscribe_url

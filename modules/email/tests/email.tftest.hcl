@@ -537,3 +537,25 @@ run "a_paused_recheck_longer_than_the_grace_period_is_refused" {
 
   expect_failures = [var.paused_recheck_seconds]
 }
+
+run "the_guard_rule_is_enabled_by_default_and_only_pages_when_turned_off" {
+  command = plan
+
+  assert {
+    condition     = aws_cloudwatch_event_rule.reputation_stop.state == "ENABLED"
+    error_message = "By default a stop alarm's ALARM reaches the sending guard."
+  }
+}
+
+run "a_turned_off_guard_leaves_the_stop_alarms_paging" {
+  command = plan
+
+  variables {
+    reputation_guard_enabled = false
+  }
+
+  assert {
+    condition     = aws_cloudwatch_event_rule.reputation_stop.state == "DISABLED" && length(aws_cloudwatch_metric_alarm.reputation_stop["bounce"].alarm_actions) == 1
+    error_message = "With the guard off the rule is DISABLED and the stop alarms still page."
+  }
+}
