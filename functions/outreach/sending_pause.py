@@ -16,7 +16,8 @@ it, so the email worker neither retries at once nor gives up:
   sending was paused.
 
 A first step keeps the first-contact slot it took before the refused send (``contacts.take_first_contact``
-lets the same task through again).
+lets the same task through again). The slot keeps the time it was taken, so another campaign's first
+contact to the address may follow the held one by less than the gap: by at most the grace period less.
 """
 
 from __future__ import annotations
