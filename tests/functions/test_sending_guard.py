@@ -36,7 +36,7 @@ ALARM_EVENT: dict[str, Any] = {
         "alarmName": BOUNCE_STOP,
         "state": {
             "value": "ALARM",
-            "reason": "Threshold Crossed: 1 datapoint [0.0625 (02/03/27 10:00:00)] was >= the threshold (0.04).",
+            "reason": "Threshold Crossed: 1 datapoint [0.0625 (02/03/27 10:00:00)] was >= the threshold.",
             "reasonData": json.dumps(
                 {"version": "1.0", "statistic": "Maximum", "period": 900, "recentDatapoints": [0.0625]}
             ),

@@ -107,9 +107,8 @@ def test_status_says_the_reputation_guard_paused_sending_naming_the_alarm_and_si
     status = as_json(run("sending", "status", extra=["--json", *flags]))
     assert [alarm["alarm"] for alarm in status["stop_alarms"]] == [STOP_ALARM]
     assert status["stop_alarms"][0]["since"]
-    assert status["why_nothing_is_sent"].startswith(
-        f"the reputation guard paused configuration set {SES_CONFIGURATION_SET}: alarm {STOP_ALARM} in ALARM since"
-    )
+    paused_by = f"the reputation guard paused configuration set {SES_CONFIGURATION_SET}: alarm {STOP_ALARM}"
+    assert status["why_nothing_is_sent"].startswith(f"{paused_by} in ALARM since")
     as_json(_schedule(run, email_flags))
     table = run("campaign", "status", CAMPAIGN_ID, extra=flags)
     assert f"nothing is sent: the reputation guard paused configuration set {SES_CONFIGURATION_SET}" in (
