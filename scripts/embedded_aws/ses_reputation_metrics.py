@@ -36,8 +36,9 @@ Not stated by the pages, so settings here (``ReputationSettings``), unconfirmed:
 - an email sent without a configuration set has no events here (``ses_event_publishing``), so it
   counts as delivered.
 
-``publish_reputation_metrics`` publishes once (tests, ``LocalPipeline.evaluate_alarms``);
-``ReputationPublisher`` publishes at its cadence from the cloud's alarm loop (``alarm_runner``).
+``reputation_rates`` reads the rates, ``publish_reputation_metrics`` publishes them once (tests);
+``ReputationPublisher`` publishes at its cadence from the cloud's alarm loop (``alarm_runner``, and
+``LocalPipeline.evaluate_alarms``, a round of it).
 """
 
 from __future__ import annotations
@@ -206,13 +207,12 @@ class ReputationPublisher:
         self._lock = threading.Lock()
 
     def tick(self, now: float) -> list[ReputationRates]:
-        """Publish if due at ``now`` (virtual seconds); returns what was published."""
+        """Publish if due at ``now`` (virtual seconds); returns what was published. The rates are
+        computed at most once per ``publish_seconds``, whether or not there was anything to publish."""
         with self._lock:
             if self._last is not None and now - self._last < self.settings.publish_seconds:
                 return []
-            published = publish_reputation_metrics(
+            self._last = now
+            return publish_reputation_metrics(
                 self.region, self.account_id, now=now, volume=self.settings.representative_volume
             )
-            if published:
-                self._last = now
-            return published
