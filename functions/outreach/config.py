@@ -280,17 +280,39 @@ def warmup_ramp() -> WarmupRamp:
         raise ConfigurationError(f"WARMUP_DAILY_CAPS: {exc}") from exc
 
 
+def email_paused_recheck_seconds() -> int:
+    """How long an email SES refused as paused waits before it is tried again
+    (``EMAIL_PAUSED_RECHECK_SECONDS``, modules/email's ``paused_recheck_seconds``; ``sending_pause``)."""
+    return _int("EMAIL_PAUSED_RECHECK_SECONDS", minimum=60)
+
+
 def for_email_worker() -> None:
     """Check every email worker setting."""
     tasks_table()
     contacts_table()
     email_configuration_set()
     _send_grace_seconds()
+    email_paused_recheck_seconds()
     claim_lease_margin_seconds()
     first_contact_gap_seconds()
     first_contacts_per_30_days()
     sending_domain()
     warmup_ramp()
+
+
+def reputation_stop_alarms() -> frozenset[str]:
+    """The names of the reputation stop alarms whose ALARM pauses sending (``REPUTATION_STOP_ALARMS``,
+    comma-separated; modules/email)."""
+    names = frozenset(name.strip() for name in _required("REPUTATION_STOP_ALARMS").split(",") if name.strip())
+    if not names:
+        raise ConfigurationError("REPUTATION_STOP_ALARMS must name at least one alarm")
+    return names
+
+
+def for_sending_guard() -> frozenset[str]:
+    """Check every sending guard setting: the configuration set it pauses, the alarms it acts on."""
+    email_configuration_set()
+    return reputation_stop_alarms()
 
 
 def for_scrape_reconciler() -> ReconcilerSettings:

@@ -48,6 +48,10 @@ Scheduler invokes the worker asynchronously with ``{"task_id": ...}``. Per invoc
   message tags naming campaign, step and task (``ses_tags``: SES events come back with them), then
   ``Finished`` with the SES message id (status and campaign counters in one transaction);
 - permanent rejection (``PERMANENT_SES_ERRORS``): ``Failed`` with the reason, no raise;
+- ``SendingPausedException`` (the configuration set's sending is paused, by the reputation guard or an
+  operator): deferred by the recheck interval inside its window, metric ``EmailsHeldWhilePaused``, or
+  ``Failed`` as ``too_late`` once its next try would be past the grace period counted from the time it
+  was due when the pause first held it (``sending_pause``);
 - an error that proves SES did not take the request (an SES error response: throttling, quota, 5xx;
   or no connection was made): the claim goes back to ``Pending`` and the error is raised, so Lambda's
   async retries (2, then the email DLQ) try again;
@@ -76,6 +80,7 @@ from outreach import (
     deferral,
     errors,
     sdk_features,
+    sending_pause,
     ses_tags,
     task_store,
     warmup_ramp,
@@ -115,10 +120,12 @@ __all__ = ["check_may_send", "lambda_handler", "process", "send_request", "unsub
 # - MessageRejected: the message contains a virus, or the address is not verified (sandbox);
 # - MailFromDomainNotVerifiedException: the sender's MAIL FROM domain is not verified;
 # - BadRequestException: the request is invalid (e.g. a malformed address).
-# Not here, on purpose: AccountSuspendedException and SendingPausedException stop every email of the
-# account, not this one; NotFoundException names a missing identity or configuration set (a deploy
-# error). Those raise like a transient error, so the invocations fail into the email DLQ and its alarm
-# calls a person while the tasks stay open (the reconciler ends them ``too_late`` if nobody fixes it).
+# Not here, on purpose: AccountSuspendedException stops every email of the account, not this one;
+# NotFoundException names a missing identity or configuration set (a deploy error). Those raise like a
+# transient error, so the invocations fail into the email DLQ and its alarm calls a person while the
+# tasks stay open (the reconciler ends them ``too_late`` if nobody fixes it). SendingPausedException
+# (the reputation guard or an operator paused the configuration set) defers the email until sending is
+# resumed, or fails it ``too_late`` past its grace period (``sending_pause``).
 PERMANENT_SES_ERRORS = frozenset(
     {"MessageRejected", "MailFromDomainNotVerifiedException", "BadRequestException"}
 )
@@ -332,6 +339,8 @@ def _send(task: Task, earlier: Sequence[Task] = ()) -> str:
         code = error_code(exc)
         if code in PERMANENT_SES_ERRORS:
             raise PermanentEmailError(f"ses_rejected: {code}: {exc}") from exc
+        if code == sending_pause.SENDING_PAUSED_ERROR:
+            raise sending_pause.held(task, code) from exc
         raise
     except NOT_SENT_ERRORS:
         raise
@@ -356,12 +365,15 @@ def record_not_sent(claimed: Task, outcome: Outcome, reason: str) -> Outcome:
 
 
 def record_deferred(claimed: Task, deferred: SendDeferredError) -> Outcome:
-    """Move a claimed task the governor refused now to its next allowed minute (``deferral.defer``)."""
+    """Move a claimed task the governor refused now to its next allowed minute (``deferral.defer``);
+    one held by a paused sending is counted too (``EmailsHeldWhilePaused``)."""
     try:
         moved = deferral.defer(claimed, deferred.not_before, deferred.reason, ScheduleTarget.from_env())
     except errors.TransitionRejectedError:
         logger.warning("deferral refused: the claim was lost meanwhile")
         return Outcome.BUSY
+    if task_store.deferral_cause(deferred.reason) == sending_pause.SENDING_PAUSED:
+        metrics.add_metric(name="EmailsHeldWhilePaused", unit=MetricUnit.Count, value=1)
     logger.info(
         "email deferred",
         extra={

@@ -78,6 +78,16 @@ class UnreadableMessageError(Exception):
         self.reason = reason
 
 
+class AlarmEventError(Exception):
+    """An event the sending guard cannot act on (``reason`` names the field): not a CloudWatch alarm's
+    change to ALARM, or not one of the reputation stop alarms it was given. No retry makes it one, so
+    it goes to the guard's DLQ, whose alarm calls a person."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 class ReconcilerRunError(Exception):
     """A reconciler run that handled every task it could, but not all: malformed rows or actions that
     raised (each logged with its task id). Raised after the run's metrics are published, so the

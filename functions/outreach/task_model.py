@@ -105,7 +105,9 @@ class EmailFields:
     and their readers use ``SequenceRules()``). ``threaded``: the email goes out in the thread of the
     earlier steps (rows written before carry no ``threaded`` and are sent unthreaded, as they were
     planned). ``reply_handle``: the handle of the task's reply address, for a campaign with a reply
-    domain (the key of the ``reply-handles`` index).
+    domain (the key of the ``reply-handles`` index). ``deferred_from`` and ``deferred_reason``: where the
+    send governor last moved the email from and why (``task_store.defer_email``; none while it was
+    never deferred).
     Every field is checked when the row is read (``from_item``): one malformed row is refused with the
     field it breaks, and cannot stop a reconciler run or reach SES.
     """
@@ -121,6 +123,8 @@ class EmailFields:
     rules: SequenceRules | None = None
     threaded: bool = False
     reply_handle: str | None = None
+    deferred_from: str | None = None
+    deferred_reason: str | None = None
 
     @property
     def send_time(self) -> datetime:
@@ -143,6 +147,17 @@ class EmailFields:
             raise MalformedFieldError(
                 "send_at", f"not a UTC time (2027-03-02T08:30:00Z): {send_at[:40]!r}"
             ) from exc
+        deferred_from = item.get("deferred_from")
+        if deferred_from is not None:
+            try:
+                parse_utc_iso(str(deferred_from))
+            except ValueError as exc:
+                raise MalformedFieldError(
+                    "deferred_from", f"not a UTC time (2027-03-02T08:30:00Z): {str(deferred_from)[:40]!r}"
+                ) from exc
+        deferred_reason = item.get("deferred_reason")
+        if deferred_reason is not None and not isinstance(deferred_reason, str):
+            raise MalformedFieldError("deferred_reason", "not text")
         timezone = _text(item, "timezone")
         try:
             ZoneInfo(timezone)
@@ -170,6 +185,8 @@ class EmailFields:
             rules=SequenceRules.from_item(item["rules"]) if "rules" in item else None,
             threaded=threaded,
             reply_handle=reply_handle,
+            deferred_from=None if deferred_from is None else str(deferred_from),
+            deferred_reason=deferred_reason,
         )
 
 

@@ -180,13 +180,171 @@ resource "aws_cloudwatch_metric_alarm" "reputation" {
   namespace           = "AWS/SES"
   metric_name         = each.value.metric
   statistic           = "Maximum"
-  period              = 900
+  period              = var.reputation_alarm_period_seconds
   evaluation_periods  = 1
   comparison_operator = "GreaterThanOrEqualToThreshold"
   threshold           = each.value.level
   treat_missing_data  = "notBreaching"
   alarm_actions       = var.alarm_actions
   ok_actions          = var.alarm_actions
+}
+
+# ---- the reputation guard: at the stop level sending pauses, and a person is paged -----------------
+#
+#   stop alarm --ALARM--> alarm topic (pages a person)
+#              `--"CloudWatch Alarm State Change" on the default bus--> rule (these alarms, ALARM)
+#                 --target, retries--> sending guard --> PutConfigurationSetSendingOptions(false)
+#   target: delivery given up --> guard DLQ (alarm); guard: error after Lambda's 2 retries --> guard DLQ
+#
+# Only the stop alarms pause: the page alarms above ask a person to look before anything stops.
+# CloudWatch puts every alarm's state change on the default bus
+# (https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/cloudwatch-and-eventbridge.html).
+# `outreach sending resume` turns sending back on; the worker defers what is due meanwhile
+# (functions/outreach/sending_pause.py).
+
+locals {
+  guard_name     = "${var.name_prefix}-sending-guard"
+  guard_dlq_name = "${var.name_prefix}-sending-guard-dlq"
+  stop_alarms = {
+    bounce    = { name = "${var.name_prefix}-email-bounce-rate-stop", metric = "Reputation.BounceRate", level = var.reputation_stop_levels.bounce_rate }
+    complaint = { name = "${var.name_prefix}-email-complaint-rate-stop", metric = "Reputation.ComplaintRate", level = var.reputation_stop_levels.complaint_rate }
+  }
+  # The stop alarms' changes to ALARM, and nothing else of the bus.
+  # https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-event-patterns.html
+  stop_alarm_pattern = {
+    source        = ["aws.cloudwatch"]
+    "detail-type" = ["CloudWatch Alarm State Change"]
+    detail = {
+      alarmName = [for alarm in local.stop_alarms : alarm.name]
+      state     = { value = ["ALARM"] }
+    }
+  }
+}
+
+resource "aws_cloudwatch_metric_alarm" "reputation_stop" {
+  for_each = local.stop_alarms
+
+  alarm_name          = each.value.name
+  alarm_description   = "The account's SES ${each.key} rate reached ${each.value.level * 100} %, the stop level: the sending guard paused ${aws_sesv2_configuration_set.this.configuration_set_name}. Find the campaign (outreach campaign status), fix the list, then `outreach sending resume`."
+  namespace           = "AWS/SES"
+  metric_name         = each.value.metric
+  statistic           = "Maximum"
+  period              = var.reputation_alarm_period_seconds
+  evaluation_periods  = 1
+  comparison_operator = "GreaterThanOrEqualToThreshold"
+  threshold           = each.value.level
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+}
+
+resource "aws_cloudwatch_event_rule" "reputation_stop" {
+  name           = "${var.name_prefix}-reputation-stop"
+  description    = "The reputation stop alarms going to ALARM, to the sending guard."
+  event_bus_name = "default"
+  event_pattern  = jsonencode(local.stop_alarm_pattern)
+  state          = var.reputation_guard_enabled ? "ENABLED" : "DISABLED"
+}
+
+resource "aws_cloudwatch_event_target" "sending_guard" {
+  rule           = aws_cloudwatch_event_rule.reputation_stop.name
+  event_bus_name = aws_cloudwatch_event_rule.reputation_stop.event_bus_name
+  target_id      = "sending-guard"
+  arn            = module.sending_guard.function_arn
+
+  # A delivery to the guard (a permission or throttling problem) is retried for up to an hour: a pause
+  # that late is still worth making; then the event waits in the guard DLQ, alarmed.
+  # https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-retry-policy.html
+  # https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html
+  retry_policy {
+    maximum_event_age_in_seconds = 3600
+    maximum_retry_attempts       = 185
+  }
+
+  dead_letter_config {
+    arn = module.guard_dlq.arn
+  }
+
+  depends_on = [aws_lambda_permission.sending_guard]
+}
+
+# EventBridge invokes the guard with its service principal, for this rule only.
+# https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-use-resource-based.html#eb-lambda-permissions
+resource "aws_lambda_permission" "sending_guard" {
+  statement_id  = "ReputationStopRuleInvokesGuard"
+  action        = "lambda:InvokeFunction"
+  function_name = module.sending_guard.function_name
+  principal     = "events.amazonaws.com"
+  source_arn    = aws_cloudwatch_event_rule.reputation_stop.arn
+}
+
+module "guard_dlq" {
+  source = "../dead-letter-queue"
+
+  name                      = local.guard_dlq_name
+  message_retention_seconds = var.dlq_message_retention_seconds
+  alarm_description         = "A reputation stop alarm's event did not pause sending: EventBridge could not deliver it to the sending guard, or the guard failed it after its retries (unreadable event, SES refused the pause); it waits in ${local.guard_dlq_name}. Pause by hand: outreach sending pause."
+  alarm_actions             = var.alarm_actions
+}
+
+# EventBridge writes an event it gave up delivering to the DLQ with its service principal, for this
+# rule only (the guard's own failures come with the function's role, which its policy allows).
+resource "aws_sqs_queue_policy" "guard_dlq" {
+  queue_url = module.guard_dlq.url
+  policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = [{
+      Sid       = "ReputationStopRuleSendsUndeliveredEvents"
+      Effect    = "Allow"
+      Principal = { Service = "events.amazonaws.com" }
+      Action    = "sqs:SendMessage"
+      Resource  = module.guard_dlq.arn
+      Condition = { ArnEquals = { "aws:SourceArn" = aws_cloudwatch_event_rule.reputation_stop.arn } }
+    }]
+  })
+}
+
+module "sending_guard" {
+  source = "../lambda-function"
+
+  name                 = local.guard_name
+  description          = "Pauses the configuration set's sending when a reputation stop alarm goes to ALARM."
+  handler              = var.handlers.sending_guard
+  package_path         = var.packages.sending_guard
+  timeout_seconds      = var.sending_guard.timeout_seconds
+  memory_mb            = var.sending_guard.memory_mb
+  reserved_concurrency = 1
+  log_retention_days   = var.log_retention_days
+  alarm_actions        = var.alarm_actions
+
+  powertools = {
+    service_name      = "sending-guard"
+    metrics_namespace = var.powertools_metrics_namespace
+    log_level         = var.sending_guard.log_level
+  }
+
+  environment = {
+    EMAIL_CONFIGURATION_SET = aws_sesv2_configuration_set.this.configuration_set_name
+    REPUTATION_STOP_ALARMS  = join(",", [for alarm in local.stop_alarms : alarm.name])
+  }
+
+  policy_statements = [
+    {
+      # Pause this configuration set, nothing else: PutConfigurationSetSendingOptions is authorised
+      # against the configuration-set resource type.
+      # https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonsimpleemailservicev2.html
+      sid       = "PauseTheConfigurationSet"
+      actions   = ["ses:PutConfigurationSetSendingOptions"]
+      resources = [local.configuration_set_arn]
+    },
+  ]
+
+  # Two retries of a failed pause, then the guard DLQ.
+  async_invocation = {
+    maximum_retry_attempts       = 2
+    maximum_event_age_in_seconds = 3600
+    on_failure_destination_arn   = module.guard_dlq.arn
+  }
 }
 
 # ---- the email DLQ: deliveries Scheduler gave up on, invocations Lambda gave up on --------------------
@@ -300,16 +458,17 @@ module "worker" {
   }
 
   environment = {
-    TASKS_TABLE                = var.tasks_table.name
-    CONTACTS_TABLE             = var.contact_ledger.name
-    EMAIL_CONFIGURATION_SET    = aws_sesv2_configuration_set.this.configuration_set_name
-    EMAIL_SEND_GRACE_SECONDS   = tostring(var.send_grace_seconds)
-    CLAIM_LEASE_MARGIN_SECONDS = tostring(local.claim_lease_margin_seconds)
-    FIRST_CONTACT_GAP_SECONDS  = tostring(var.first_contact.gap_seconds)
-    FIRST_CONTACTS_PER_30_DAYS = tostring(var.first_contact.per_30_days)
-    SENDING_DOMAIN             = local.sender_domain
-    WARMUP_START_DATE          = coalesce(var.warmup.start_date, "none")
-    WARMUP_DAILY_CAPS          = join(",", [for cap in var.warmup.daily_caps : tostring(cap)])
+    TASKS_TABLE                  = var.tasks_table.name
+    CONTACTS_TABLE               = var.contact_ledger.name
+    EMAIL_CONFIGURATION_SET      = aws_sesv2_configuration_set.this.configuration_set_name
+    EMAIL_SEND_GRACE_SECONDS     = tostring(var.send_grace_seconds)
+    EMAIL_PAUSED_RECHECK_SECONDS = tostring(var.paused_recheck_seconds)
+    CLAIM_LEASE_MARGIN_SECONDS   = tostring(local.claim_lease_margin_seconds)
+    FIRST_CONTACT_GAP_SECONDS    = tostring(var.first_contact.gap_seconds)
+    FIRST_CONTACTS_PER_30_DAYS   = tostring(var.first_contact.per_30_days)
+    SENDING_DOMAIN               = local.sender_domain
+    WARMUP_START_DATE            = coalesce(var.warmup.start_date, "none")
+    WARMUP_DAILY_CAPS            = join(",", [for cap in var.warmup.daily_caps : tostring(cap)])
     # A deferred first step's schedule invokes this function again; its ARN is built from its name, as
     # the function's own output would make this environment depend on itself.
     EMAIL_SCHEDULE_GROUP     = aws_scheduler_schedule_group.this.name

@@ -132,6 +132,9 @@ output "alarm_arns" {
     module.worker.alarm_arns,
     module.reconciler.alarm_arns,
     [for alarm in aws_cloudwatch_metric_alarm.reputation : alarm.arn],
+    [for alarm in aws_cloudwatch_metric_alarm.reputation_stop : alarm.arn],
+    [module.guard_dlq.alarm_arn],
+    module.sending_guard.alarm_arns,
   )
 }
 
@@ -141,4 +144,34 @@ output "warmup" {
     start_date = var.warmup.start_date
     daily_caps = var.warmup.daily_caps
   }
+}
+
+output "reputation_stop_alarm_names" {
+  description = "The reputation stop alarms (bounce, complaint): at ALARM the sending guard pauses the configuration set."
+  value       = { for key, alarm in aws_cloudwatch_metric_alarm.reputation_stop : key => alarm.alarm_name }
+}
+
+output "reputation_stop_levels" {
+  description = "The account's SES bounce and complaint rates at which sending pauses (reputation_stop_levels)."
+  value       = var.reputation_stop_levels
+}
+
+output "reputation_stop_rule_name" {
+  description = "The EventBridge rule that hands the stop alarms' ALARM events to the sending guard (DISABLED without reputation_guard_enabled)."
+  value       = aws_cloudwatch_event_rule.reputation_stop.name
+}
+
+output "sending_guard_function_name" {
+  description = "The sending guard's function name."
+  value       = module.sending_guard.function_name
+}
+
+output "sending_guard_policy_json" {
+  description = "The sending guard's least-privilege policy."
+  value       = module.sending_guard.policy_json
+}
+
+output "sending_guard_dlq_name" {
+  description = "The sending guard's DLQ: stop-alarm events that did not pause sending."
+  value       = module.guard_dlq.name
 }

@@ -32,18 +32,20 @@ variable "contact_ledger" {
 }
 
 variable "handlers" {
-  description = "Python entry points of the email worker and the email reconciler (from modules/outreach-pipeline/functions.json)."
+  description = "Python entry points of the email worker, the email reconciler and the sending guard (from modules/outreach-pipeline/functions.json)."
   type = object({
-    worker     = string
-    reconciler = string
+    worker        = string
+    reconciler    = string
+    sending_guard = string
   })
 }
 
 variable "packages" {
-  description = "Deployment zips from `make package` of the email worker and the email reconciler."
+  description = "Deployment zips from `make package` of the email worker, the email reconciler and the sending guard."
   type = object({
-    worker     = string
-    reconciler = string
+    worker        = string
+    reconciler    = string
+    sending_guard = string
   })
 }
 
@@ -101,6 +103,24 @@ variable "send_grace_seconds" {
   validation {
     condition     = var.send_grace_seconds >= 60 && var.send_grace_seconds <= 21600 && floor(var.send_grace_seconds) == var.send_grace_seconds
     error_message = "send_grace_seconds must be a whole number from 60 to 21600 (Lambda's limit on an asynchronous event's age)."
+  }
+}
+
+variable "paused_recheck_seconds" {
+  description = <<-EOT
+    How long an email that SES refused because the configuration set's sending is paused (the
+    reputation guard, or `outreach sending pause`) waits before the worker tries it again (default
+    900 s, 15 minutes): it is moved to its first allowed minute that far ahead inside its window, and
+    Failed as too_late once its next try would be past send_grace_seconds after the time it was due.
+    At most send_grace_seconds, so a paused email is tried at least once more inside its grace period.
+  EOT
+  type        = number
+  default     = 900
+  nullable    = false
+
+  validation {
+    condition     = var.paused_recheck_seconds >= 60 && var.paused_recheck_seconds <= var.send_grace_seconds && floor(var.paused_recheck_seconds) == var.paused_recheck_seconds
+    error_message = "paused_recheck_seconds must be a whole number of seconds from 60 to send_grace_seconds."
   }
 }
 
@@ -237,4 +257,68 @@ variable "reputation_alarm_levels" {
     condition     = var.reputation_alarm_levels.complaint_rate > 0 && var.reputation_alarm_levels.complaint_rate < 0.001
     error_message = "reputation_alarm_levels.complaint_rate must be above 0 and below 0.001, the complaint rate at which SES reviews an account."
   }
+}
+
+variable "reputation_stop_levels" {
+  description = <<-EOT
+    The account's SES bounce and complaint rates (fractions: 0.04 is 4 %) at which the reputation
+    guard pauses the configuration set's sending and pages the alarm topic; `outreach sending resume`
+    turns it back on. Each must be above its page level (reputation_alarm_levels: a person is paged
+    before sending stops) and below the level at which SES reviews an account (5 % bounces, 0.1 %
+    complaints), which is also below Gmail's 0.3 % spam rate. Defaults 4 % and 0.08 %.
+  EOT
+  type = object({
+    bounce_rate    = optional(number, 0.04)
+    complaint_rate = optional(number, 0.0008)
+  })
+  default  = {}
+  nullable = false
+
+  # https://docs.aws.amazon.com/ses/latest/dg/monitor-sender-reputation.html (review levels);
+  # https://support.google.com/a/answer/81126 (Gmail's sender guidelines: spam rate below 0.3 %).
+  validation {
+    condition     = var.reputation_stop_levels.bounce_rate > var.reputation_alarm_levels.bounce_rate && var.reputation_stop_levels.bounce_rate < 0.05
+    error_message = "reputation_stop_levels.bounce_rate must be above reputation_alarm_levels.bounce_rate and below 0.05, the bounce rate at which SES reviews an account."
+  }
+  validation {
+    condition     = var.reputation_stop_levels.complaint_rate > var.reputation_alarm_levels.complaint_rate && var.reputation_stop_levels.complaint_rate < 0.001
+    error_message = "reputation_stop_levels.complaint_rate must be above reputation_alarm_levels.complaint_rate and below 0.001, the complaint rate at which SES reviews an account (below Gmail's 0.3 %)."
+  }
+}
+
+variable "reputation_guard_enabled" {
+  description = <<-EOT
+    Whether a stop alarm's ALARM pauses sending (the EventBridge rule to the sending guard is ENABLED)
+    or only pages (DISABLED). True by default; false where scenarios deliberately play lists that
+    bounce and complain on one account (the local root's end-to-end scenarios), which would otherwise
+    pause each other's campaigns.
+  EOT
+  type        = bool
+  default     = true
+  nullable    = false
+}
+
+variable "reputation_alarm_period_seconds" {
+  description = "The period over which the reputation page and stop alarms take the Maximum of the SES rate, and so the longest a crossing waits to be seen (default 900 s; one period is evaluated)."
+  type        = number
+  default     = 900
+  nullable    = false
+
+  # CloudWatch periods of a standard-resolution metric are multiples of 60 s
+  # (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html).
+  validation {
+    condition     = var.reputation_alarm_period_seconds >= 60 && var.reputation_alarm_period_seconds <= 86400 && var.reputation_alarm_period_seconds % 60 == 0
+    error_message = "reputation_alarm_period_seconds must be a multiple of 60 from 60 to 86400."
+  }
+}
+
+variable "sending_guard" {
+  description = "The sending guard function; unset settings take the defaults (30 s, 128 MB, reserved concurrency 1, INFO)."
+  type = object({
+    timeout_seconds = optional(number, 30)
+    memory_mb       = optional(number, 128)
+    log_level       = optional(string, "INFO")
+  })
+  default  = {}
+  nullable = false
 }

@@ -166,24 +166,32 @@ module "email" {
     key_patterns = module.contact_ledger.key_patterns
   }
   handlers = {
-    worker     = local.handlers.email_worker
-    reconciler = local.handlers.email_reconciler
+    worker        = local.handlers.email_worker
+    reconciler    = local.handlers.email_reconciler
+    sending_guard = local.handlers.sending_guard
   }
   packages = {
-    worker     = local.packages.email_worker
-    reconciler = local.packages.email_reconciler
+    worker        = local.packages.email_worker
+    reconciler    = local.packages.email_reconciler
+    sending_guard = local.packages.sending_guard
   }
-  sender_identity              = var.email.sender_identity
-  create_sender_identity       = var.email.create_sender_identity
-  max_send_rate                = var.email.max_send_rate
-  send_grace_seconds           = var.email.send_grace_seconds
-  first_contact                = var.email.first_contact
-  warmup                       = var.email.warmup
-  worker                       = var.email.worker
-  reconciler                   = var.email.reconciler
-  powertools_metrics_namespace = local.metrics_namespace
-  log_retention_days           = var.log_retention_days
-  alarm_actions                = local.alarm_actions
+  sender_identity                 = var.email.sender_identity
+  create_sender_identity          = var.email.create_sender_identity
+  max_send_rate                   = var.email.max_send_rate
+  send_grace_seconds              = var.email.send_grace_seconds
+  first_contact                   = var.email.first_contact
+  warmup                          = var.email.warmup
+  paused_recheck_seconds          = var.email.paused_recheck_seconds
+  reputation_alarm_levels         = var.email.reputation_alarm_levels
+  reputation_stop_levels          = var.email.reputation_stop_levels
+  reputation_alarm_period_seconds = var.email.reputation_alarm_period_seconds
+  reputation_guard_enabled        = var.email.reputation_guard_enabled
+  sending_guard                   = var.email.sending_guard
+  worker                          = var.email.worker
+  reconciler                      = var.email.reconciler
+  powertools_metrics_namespace    = local.metrics_namespace
+  log_retention_days              = var.log_retention_days
+  alarm_actions                   = local.alarm_actions
 }
 
 # What recipients say back: SES's events and the one-click unsubscribe, into the ledger and the tasks.
@@ -300,6 +308,7 @@ module "dashboard" {
     module.scrape_reconciler.dlq_name,
     module.email.dlq_name,
     module.email.reconciler_dlq_name,
+    module.email.sending_guard_dlq_name,
     module.email_feedback.dlq_name,
     one(module.email_inbound[*].dlq_name),
   ])
@@ -309,6 +318,7 @@ module "dashboard" {
     module.scrape_reconciler.function_name,
     module.email.worker_function_name,
     module.email.reconciler_function_name,
+    module.email.sending_guard_function_name,
     module.email_feedback.consumer_function_name,
     module.email_feedback.unsubscribe_function_name,
     one(module.email_inbound[*].processor_function_name),

@@ -339,6 +339,9 @@ output "root_outputs" {
     email_scheduler_role_arn = module.email.scheduler_role_arn
     email_dlq_arn            = module.email.dlq_arn
     email_warmup             = module.email.warmup
+    # The reputation stop alarms, comma-separated: `outreach sending status` shows which is in ALARM.
+    email_reputation_stop_alarms = join(",", values(module.email.reputation_stop_alarm_names))
+    email_reputation_stop_rule   = module.email.reputation_stop_rule_name
 
     contacts_table_name              = module.contact_ledger.name
     unsubscribe_url                  = module.email_feedback.unsubscribe_url

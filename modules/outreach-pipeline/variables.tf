@@ -162,7 +162,7 @@ variable "pipe_source_settle_seconds" {
 }
 
 variable "email" {
-  description = "Timed campaign email (see modules/email): the SES identity campaigns send from, and optional settings that take modules/email's defaults when left out (null): create_sender_identity (true: create it; false: it exists, another root owns it), max_send_rate (emails per second, 14), send_grace_seconds, first_contact (the per-address gap and 30-day cap on first contacts), warmup (the sending identity's warm-up ramp: start_date, null for an established identity, and daily_caps), worker, reconciler."
+  description = "Timed campaign email (see modules/email): the SES identity campaigns send from, and optional settings that take modules/email's defaults when left out (null): create_sender_identity (true: create it; false: it exists, another root owns it), max_send_rate (emails per second, 14), send_grace_seconds, first_contact (the per-address gap and 30-day cap on first contacts), warmup (the sending identity's warm-up ramp: start_date, null for an established identity, and daily_caps), paused_recheck_seconds (how often an email held by a paused sending is tried again), reputation_alarm_levels (page), reputation_stop_levels (the sending guard pauses), reputation_alarm_period_seconds, reputation_guard_enabled (false: the stop alarms only page), sending_guard, worker, reconciler."
   type = object({
     sender_identity        = string
     create_sender_identity = optional(bool)
@@ -175,6 +175,22 @@ variable "email" {
     warmup = optional(object({
       start_date = optional(string)
       daily_caps = optional(list(number))
+    }), {})
+    paused_recheck_seconds = optional(number)
+    reputation_alarm_levels = optional(object({
+      bounce_rate    = optional(number)
+      complaint_rate = optional(number)
+    }), {})
+    reputation_stop_levels = optional(object({
+      bounce_rate    = optional(number)
+      complaint_rate = optional(number)
+    }), {})
+    reputation_alarm_period_seconds = optional(number)
+    reputation_guard_enabled        = optional(bool)
+    sending_guard = optional(object({
+      timeout_seconds = optional(number)
+      memory_mb       = optional(number)
+      log_level       = optional(string)
     }), {})
     worker = optional(object({
       timeout_seconds      = optional(number)

@@ -17,7 +17,8 @@ the reference or the service's guide says otherwise:
   planned one that covers the sender address (``Plan.identity_arn``). ``GetSuppressedDestination``
   reads the account's suppression list and has no resource type, so its only resource is ``*``
   (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonsimpleemailservicev2.html;
-  ``platform_actions.NO_RESOURCE_TYPE_ACTIONS`` lists it).
+  ``platform_actions.NO_RESOURCE_TYPE_ACTIONS`` lists it). ``PutConfigurationSetSendingOptions`` is
+  authorized on the configuration set it names (resource type ``configuration-set``).
 - KMS ``GenerateMac`` and ``VerifyMac`` are authorized on the key (resource type ``key``), which the
   request names by ``KeyId``, its ARN or id
   (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awskeymanagementservice.html).
@@ -176,5 +177,8 @@ def needs_of(record: Mapping[str, Any], function: PlannedFunction, plan: Plan) -
         if "ConfigurationSetName" in resources:
             name = _planned_value(record, resources["ConfigurationSetName"], function)
             yield Need(action, plan.configuration_set_arn(name), f"{reason} (configuration set)", sender)
+    elif "ConfigurationSetName" in resources:
+        name = _planned_value(record, resources["ConfigurationSetName"], function)
+        yield Need(action, plan.configuration_set_arn(name), reason)
     else:
         raise UnresolvedResource(f"{reason} with no resource this mapping knows: {resources}")

@@ -29,6 +29,7 @@ DISPATCHER = "outreach-prod-dispatcher"
 CONSUMER = "outreach-prod-ses-event-consumer"
 UNSUBSCRIBE = "outreach-prod-unsubscribe"
 INBOUND = "outreach-prod-inbound-processor"
+GUARD = "outreach-prod-sending-guard"
 
 
 def function_of(evidence: Evidence, name: str) -> PlannedFunction:

@@ -174,6 +174,31 @@ override_resource {
   }
 }
 
+override_resource {
+  target          = module.pipeline.module.email.module.sending_guard.aws_lambda_function.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:lambda:eu-central-1:111122223333:function:outreach-prod-sending-guard"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.email.module.sending_guard.aws_cloudwatch_log_group.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:logs:eu-central-1:111122223333:log-group:/aws/lambda/outreach-prod-sending-guard"
+  }
+}
+
+override_resource {
+  target          = module.pipeline.module.email.module.guard_dlq.aws_sqs_queue.this
+  override_during = plan
+  values = {
+    arn = "arn:aws:sqs:eu-central-1:111122223333:outreach-prod-sending-guard-dlq"
+    url = "https://sqs.eu-central-1.amazonaws.com/111122223333/outreach-prod-sending-guard-dlq"
+  }
+}
+
 # The role the email schedules are given; the email reconciler passes it to each schedule it creates.
 override_resource {
   target          = module.pipeline.module.email.aws_iam_role.scheduler

@@ -13,12 +13,15 @@ The rows reuse the handlers' own unit tests on moto, so the recording covers eve
   time, the handler's published counts;
 - email worker: one email per task under repeated and concurrent invocations, cancelled and terminal
   tasks, SES throttling (claim released), permanent rejections, header injection, suppressed
-  recipients and follow-ups of a bounced step, too late; the first-contact slots and the warm-up
-  ramp's daily count of the sending identity under the account's quota (GetAccount); and its promises
+  recipients and follow-ups of a bounced step, too late, a paused sending (deferred, too late past
+  its grace: ``test_email_worker_paused.py``); the first-contact slots and the warm-up ramp's daily
+  count of the sending identity under the account's quota (GetAccount); and its promises
   (``test_email_worker_promises.py``): the planned address only, never early, ambiguous sends left
   Running, malformed rows isolated;
 - email reconciler: missing schedules recreated, overdue emails sent now or failed too late, a crash
   after send marked delivery_unknown;
+- sending guard: a stop alarm's ALARM pausing the configuration set, repeated and for the other
+  alarm, and the events it refuses by name;
 - SES event consumer: every event kind marked on its task and counted once under duplicates, hard
   bounces, complaints, the soft-bounce limit and unsubscribe fan-outs stopping the address and
   cancelling its open emails (schedules deleted), unparseable records failed alone;
@@ -67,9 +70,11 @@ TESTS: Mapping[str, tuple[str, ...]] = {
         "tests/functions/test_email_worker_promises.py",
         "tests/functions/test_email_worker_first_contact.py",
         "tests/functions/test_email_worker_warmup.py",
+        "tests/functions/test_email_worker_paused.py",
         "tests/functions/test_email_reconciler.py",
     ),
     "email_reconciler": ("tests/functions/test_email_reconciler.py",),
+    "sending_guard": ("tests/functions/test_sending_guard.py",),
     "ses_event_consumer": ("tests/functions/test_ses_event_consumer.py",),
     "unsubscribe": ("tests/functions/unsubscribe",),
     "inbound_processor": (

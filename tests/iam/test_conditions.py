@@ -23,6 +23,7 @@ from tests.iam.policy_probes import (
     CONSUMER,
     DISPATCHER,
     EMAIL_RECONCILER,
+    GUARD,
     INBOUND,
     LEDGER,
     SCRAPE_RECONCILER,
@@ -62,6 +63,7 @@ REACHES: dict[str, dict[str, set[str]]] = {
         "dynamodb:UpdateItem": {"email task", "counter shard"},
     },
     EMAIL_RECONCILER: {"dynamodb:UpdateItem": {"email task", "counter shard"}},
+    GUARD: {},
     CONSUMER: {
         "dynamodb:GetItem": {"email task"},
         "dynamodb:BatchGetItem": {"email task"},
@@ -95,6 +97,7 @@ LEDGER_REACHES: dict[str, dict[str, set[str]]] = {
         "dynamodb:UpdateItem": {"address record", "identity day"},
     },
     EMAIL_RECONCILER: {},
+    GUARD: {},
     CONSUMER: {
         "dynamodb:GetItem": {"address record"},
         "dynamodb:BatchGetItem": {"address record", "domain record"},

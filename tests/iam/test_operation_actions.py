@@ -19,6 +19,7 @@ RESULTS = "arn:aws:s3:::outreach-prod-results-111122223333-eu-central-1"
 SCRAPER = "outreach-prod-scraper"
 WORKER = "outreach-prod-email-worker"
 EMAIL_RECONCILER = "outreach-prod-email-reconciler"
+GUARD = "outreach-prod-sending-guard"
 IDENTITY = "arn:aws:ses:eu-central-1:111122223333:identity/example.com"
 CONFIGURATION_SET = "arn:aws:ses:eu-central-1:111122223333:configuration-set/outreach-prod-email"
 SCHEDULES = "arn:aws:scheduler:eu-central-1:111122223333:schedule/outreach-prod-email"
@@ -148,6 +149,16 @@ def test_a_suppression_list_lookup_needs_its_action_on_star_having_no_resource_t
     assert _needs(evidence, record, WORKER) == [("ses:GetSuppressedDestination", "*")]
 
 
+def test_pausing_a_configuration_set_needs_the_action_on_that_configuration_set(evidence: Evidence) -> None:
+    record = _record(
+        "ses",
+        "PutConfigurationSetSendingOptions",
+        {"ConfigurationSetName": "c"},
+        c=["EMAIL_CONFIGURATION_SET"],
+    )
+    assert _needs(evidence, record, GUARD) == [("ses:PutConfigurationSetSendingOptions", CONFIGURATION_SET)]
+
+
 def test_creating_a_schedule_needs_the_action_on_the_schedule_and_pass_role_on_its_role(
     evidence: Evidence,
 ) -> None:
@@ -206,6 +217,8 @@ def test_the_email_functions_recorded_calls_reach_ses_and_scheduler(evidence: Ev
         ("outreach.reconcilers.email", "DeleteSchedule"),
         ("outreach.reconcilers.email", "GetSchedule"),
         ("outreach.ses_event_consumer", "DeleteSchedule"),
+        # The reputation guard pauses the configuration set.
+        ("outreach.sending_guard", "PutConfigurationSetSendingOptions"),
     }
 
 

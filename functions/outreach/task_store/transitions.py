@@ -279,18 +279,30 @@ def _moved_later(task: Task, send_at: str, move: str) -> EmailFields:
     return fields
 
 
+def deferral_cause(reason: str | None) -> str:
+    """The cause a deferral ``reason`` names, its text before the first ``:`` (``first_contact_limit``,
+    ``sending_paused``); empty for none."""
+    return (reason or "").partition(":")[0].strip()
+
+
 def defer_email(task: Task, *, send_at: str, reason: str) -> None:
     """Running -> Pending at the later ``send_at`` for a claimed email the send governor refuses now
-    (holder only); ``deferred_from`` keeps the time it had, ``deferred_reason`` says why. Never earlier:
-    a ``send_at`` not after the task's raises ``ValueError`` without a write. The schedule is the
-    caller's to move (``email_schedules``)."""
+    (holder only); ``deferred_reason`` says why. ``deferred_from`` keeps the time the email had before
+    the first of its consecutive deferrals for the same cause (``deferral_cause``): a second deferral
+    while sending is still paused keeps the time it was due when the pause first held it, so its grace
+    period is counted from there, while a pause after a first-contact deferral counts from the time
+    that deferral gave it. Never earlier: a ``send_at`` not after the task's raises ``ValueError``
+    without a write. The schedule is the caller's to move (``email_schedules``)."""
     fields = _moved_later(task, send_at, "deferral")
+    same_cause = fields.deferred_from is not None and deferral_cause(
+        fields.deferred_reason
+    ) == deferral_cause(reason)
     apply(
         RULES["defer email"],
         task,
         {
             "send_at": send_at,
-            "deferred_from": fields.send_at,
+            "deferred_from": fields.deferred_from if same_cause and fields.deferred_from else fields.send_at,
             "deferred_reason": reason[:FAILURE_REASON_CHARS],
         },
     )

@@ -43,12 +43,14 @@ variables {
     key_patterns = { address = "address#*", domain = "domain#*", identity = "identity#*" }
   }
   handlers = {
-    worker     = "outreach.email_worker.lambda_handler"
-    reconciler = "outreach.reconcilers.email.lambda_handler"
+    worker        = "outreach.email_worker.lambda_handler"
+    reconciler    = "outreach.reconcilers.email.lambda_handler"
+    sending_guard = "outreach.sending_guard.lambda_handler"
   }
   packages = {
-    worker     = "../../tests/terraform/fixtures/packages/email_worker.zip"
-    reconciler = "../../tests/terraform/fixtures/packages/email_reconciler.zip"
+    worker        = "../../tests/terraform/fixtures/packages/email_worker.zip"
+    reconciler    = "../../tests/terraform/fixtures/packages/email_reconciler.zip"
+    sending_guard = "../../tests/terraform/fixtures/packages/sending_guard.zip"
   }
   sender_identity              = "example.com"
   powertools_metrics_namespace = "OutreachPipeline/test"
@@ -495,4 +497,117 @@ run "a_warmup_cap_below_one_is_refused" {
   }
 
   expect_failures = [var.warmup]
+}
+
+run "the_stop_alarms_pause_above_the_page_levels_and_below_the_ses_review_levels" {
+  command = plan
+
+  assert {
+    condition = (
+      aws_cloudwatch_metric_alarm.reputation_stop["bounce"].metric_name == "Reputation.BounceRate" &&
+      aws_cloudwatch_metric_alarm.reputation_stop["bounce"].threshold == 0.04 &&
+      aws_cloudwatch_metric_alarm.reputation_stop["complaint"].metric_name == "Reputation.ComplaintRate" &&
+      aws_cloudwatch_metric_alarm.reputation_stop["complaint"].threshold == 0.0008 &&
+      alltrue([for alarm in aws_cloudwatch_metric_alarm.reputation_stop : alarm.namespace == "AWS/SES" && alarm.period == 900 && alarm.evaluation_periods == 1 && alarm.treat_missing_data == "notBreaching" && alarm.alarm_actions == toset(["arn:aws:sns:eu-central-1:111122223333:outreach-test-alarms"])])
+    )
+    error_message = "The stop alarms page the alarm topic at 4 % bounces and 0.08 % complaints, over one 15-minute period."
+  }
+}
+
+run "only_the_stop_alarms_going_to_alarm_reach_the_sending_guard" {
+  command = plan
+
+  assert {
+    condition = jsondecode(aws_cloudwatch_event_rule.reputation_stop.event_pattern) == {
+      source        = ["aws.cloudwatch"]
+      "detail-type" = ["CloudWatch Alarm State Change"]
+      detail = {
+        alarmName = ["outreach-test-email-bounce-rate-stop", "outreach-test-email-complaint-rate-stop"]
+        state     = { value = ["ALARM"] }
+      }
+    }
+    error_message = "The rule matches the stop alarms' changes to ALARM only, not the page alarms."
+  }
+  assert {
+    condition     = module.sending_guard.settings.environment["REPUTATION_STOP_ALARMS"] == "outreach-test-email-bounce-rate-stop,outreach-test-email-complaint-rate-stop" && module.sending_guard.settings.environment["EMAIL_CONFIGURATION_SET"] == "outreach-test-email"
+    error_message = "The guard pauses the module's configuration set for the stop alarms."
+  }
+}
+
+run "the_guard_may_only_pause_the_configuration_set_and_fails_into_its_alarmed_dlq" {
+  command = plan
+
+  assert {
+    condition = [
+      for statement in jsondecode(module.sending_guard.policy_json).Statement : statement
+      if anytrue([for action in statement.Action : startswith(action, "ses:")])
+      ] == [{
+        Sid      = "PauseTheConfigurationSet"
+        Effect   = "Allow"
+        Action   = ["ses:PutConfigurationSetSendingOptions"]
+        Resource = ["arn:aws:ses:eu-central-1:111122223333:configuration-set/outreach-test-email"]
+    }]
+    error_message = "The guard's only SES permission is PutConfigurationSetSendingOptions on the configuration set."
+  }
+  assert {
+    condition     = aws_cloudwatch_event_target.sending_guard.retry_policy[0].maximum_retry_attempts == 185 && aws_cloudwatch_event_target.sending_guard.dead_letter_config[0].arn == module.guard_dlq.arn
+    error_message = "A delivery to the guard is retried, then kept in the guard DLQ."
+  }
+  assert {
+    condition     = module.sending_guard.async_invocation.maximum_retry_attempts == 2 && module.sending_guard.async_invocation.on_failure_destination_arn == module.guard_dlq.arn
+    error_message = "A failed pause is retried twice by Lambda, then lands in the guard DLQ."
+  }
+}
+
+run "a_stop_level_at_or_below_its_page_level_is_refused" {
+  command = plan
+
+  variables {
+    reputation_stop_levels = { bounce_rate = 0.025 }
+  }
+
+  expect_failures = [var.reputation_stop_levels]
+}
+
+run "a_stop_level_at_or_above_the_ses_review_level_is_refused" {
+  command = plan
+
+  variables {
+    reputation_stop_levels = { complaint_rate = 0.001 }
+  }
+
+  expect_failures = [var.reputation_stop_levels]
+}
+
+run "a_paused_recheck_longer_than_the_grace_period_is_refused" {
+  command = plan
+
+  variables {
+    send_grace_seconds     = 600
+    paused_recheck_seconds = 900
+  }
+
+  expect_failures = [var.paused_recheck_seconds]
+}
+
+run "the_guard_rule_is_enabled_by_default_and_only_pages_when_turned_off" {
+  command = plan
+
+  assert {
+    condition     = aws_cloudwatch_event_rule.reputation_stop.state == "ENABLED"
+    error_message = "By default a stop alarm's ALARM reaches the sending guard."
+  }
+}
+
+run "a_turned_off_guard_leaves_the_stop_alarms_paging" {
+  command = plan
+
+  variables {
+    reputation_guard_enabled = false
+  }
+
+  assert {
+    condition     = aws_cloudwatch_event_rule.reputation_stop.state == "DISABLED" && length(aws_cloudwatch_metric_alarm.reputation_stop["bounce"].alarm_actions) == 1
+    error_message = "With the guard off the rule is DISABLED and the stop alarms still page."
+  }
 }

@@ -211,6 +211,37 @@ run "the_email_stage_is_wired_with_its_defaults" {
   }
 }
 
+run "the_reputation_guard_takes_modules_email_defaults_and_names_its_stop_alarms_to_the_operator" {
+  command = plan
+
+  assert {
+    condition = (
+      module.email.reputation_stop_levels.bounce_rate == 0.04 &&
+      module.email.reputation_stop_levels.complaint_rate == 0.0008 &&
+      module.email.worker_settings.environment.EMAIL_PAUSED_RECHECK_SECONDS == "900" &&
+      output.root_outputs.email_reputation_stop_alarms == "outreach-test-email-bounce-rate-stop,outreach-test-email-complaint-rate-stop"
+    )
+    error_message = "Settings left out take modules/email's stop levels and recheck interval; the stop alarms are a root output."
+  }
+}
+
+run "a_stop_level_set_on_the_pipeline_reaches_modules_email" {
+  command = plan
+
+  variables {
+    email = { sender_identity = "example.com", reputation_stop_levels = { bounce_rate = 0.03 }, paused_recheck_seconds = 600 }
+  }
+
+  assert {
+    condition = (
+      module.email.reputation_stop_levels.bounce_rate == 0.03 &&
+      module.email.reputation_stop_levels.complaint_rate == 0.0008 &&
+      module.email.worker_settings.environment.EMAIL_PAUSED_RECHECK_SECONDS == "600"
+    )
+    error_message = "A stop level or recheck interval set on the pipeline reaches modules/email; the ones left out keep its defaults."
+  }
+}
+
 run "the_scrape_reconciler_writes_only_scrape_tasks_and_counter_shards" {
   command = plan
 

@@ -50,6 +50,10 @@ from outreach_operator.cli.targets import resolve
     "--email-warmup-daily-caps", help="The warm-up ramp's daily caps, comma-separated (50,50,100,...)."
 )
 @click.option(
+    "--reputation-stop-alarms",
+    help="Reputation stop alarms (comma-separated): at ALARM the guard pauses sending.",
+)
+@click.option(
     "--scrape-reconciler-function", help="Scrape reconciler (name or ARN): a function dlq replay may invoke."
 )
 @click.option(

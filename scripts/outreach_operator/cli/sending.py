@@ -4,20 +4,26 @@ Every campaign email is sent with the environment's configuration set; its ``Sen
 (PutConfigurationSetSendingOptions,
 https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_PutConfigurationSetSendingOptions.html)
 stops and restarts them all at once, before SES's own review would stop the whole account (the
-reputation alarms of modules/email page first). While it is paused SES refuses each send: the worker
-sees SES's answer, so the email was not sent; its claim goes back to Pending and Lambda's retries,
-then the email DLQ (alarmed) hold it. An email whose grace period passes meanwhile ends ``too_late``.
-``status`` also shows the account's own sending switch and enforcement status (GetAccount).
+reputation alarms of modules/email page first). The reputation guard pauses it by itself when a
+reputation stop alarm goes to ALARM (``outreach.sending_guard``); only ``resume`` turns it back on.
+While it is paused SES refuses each send: the worker sees SES's answer, so the email was not sent; it
+is moved later by the recheck interval inside its window and tried again (``outreach.sending_pause``).
+An email whose grace period passes meanwhile ends ``too_late``. ``status`` also shows the account's
+own sending switch and enforcement status (GetAccount), and the stop alarms in ALARM (DescribeAlarms:
+which one paused it, since when and why) when the environment names them (``--reputation-stop-alarms``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import boto3
 import click
+from botocore.exceptions import ClientError
 from rich.console import Console
 
+from outreach.ses_send_errors import error_code
 from outreach_operator.cli.confirm import confirm_change
 from outreach_operator.cli.output import BadInput, Session
 
@@ -27,8 +33,36 @@ def configuration_set(s: Session, override: str | None) -> str:
     return override or s.targets.require("email_configuration_set", "--email-configuration-set")
 
 
-def sending_state(name: str) -> dict[str, Any]:
-    """Whether ``name`` sends, and the account's own switch and SES enforcement status."""
+def stop_alarm_names(s: Session) -> tuple[str, ...]:
+    """The reputation stop alarms the environment names (``--reputation-stop-alarms``), if any."""
+    named = s.targets.reputation_stop_alarms or ""
+    return tuple(name.strip() for name in named.split(",") if name.strip())
+
+
+def stop_alarms_in_alarm(names: Sequence[str]) -> list[dict[str, str]] | str:
+    """The stop alarms now in ALARM (name, since, reason), the earliest first; or, when CloudWatch
+    refused DescribeAlarms, why they could not be read.
+    https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_DescribeAlarms.html"""
+    if not names:
+        return []
+    try:
+        found = boto3.client("cloudwatch").describe_alarms(AlarmNames=list(names), StateValue="ALARM")
+    except ClientError as exc:
+        return f"DescribeAlarms refused: {error_code(exc)}"
+    alarms = sorted(found.get("MetricAlarms", []), key=lambda alarm: alarm["StateUpdatedTimestamp"])
+    return [
+        {
+            "alarm": str(alarm["AlarmName"]),
+            "since": alarm["StateUpdatedTimestamp"].isoformat(),
+            "reason": str(alarm.get("StateReason", ""))[:300],
+        }
+        for alarm in alarms
+    ]
+
+
+def sending_state(name: str, stop_alarms: Sequence[str] = ()) -> dict[str, Any]:
+    """Whether ``name`` sends, the account's own switch and SES enforcement status, and which of
+    ``stop_alarms`` are in ALARM (``stop_alarms_in_alarm``)."""
     ses = boto3.client("sesv2")
     options = ses.get_configuration_set(ConfigurationSetName=name).get("SendingOptions", {})
     account = ses.get_account()
@@ -37,6 +71,7 @@ def sending_state(name: str) -> dict[str, Any]:
         "sending_enabled": options.get("SendingEnabled", True) is not False,
         "account_sending_enabled": account.get("SendingEnabled", True) is not False,
         "enforcement_status": account.get("EnforcementStatus"),
+        "stop_alarms": stop_alarms_in_alarm(stop_alarms),
     }
 
 
@@ -45,6 +80,14 @@ def why_nothing_is_sent(state: dict[str, Any]) -> str | None:
     if not state["account_sending_enabled"]:
         return f"the account's SES sending is paused (enforcement status {state['enforcement_status']})"
     if not state["sending_enabled"]:
+        alarms = state.get("stop_alarms")
+        if isinstance(alarms, list) and alarms:
+            first = alarms[0]
+            return (
+                f"the reputation guard paused configuration set {state['configuration_set']}: alarm "
+                f"{first['alarm']} in ALARM since {first['since']} ({first['reason']}); find the campaign "
+                "that bounces or is complained about, then outreach sending resume"
+            )
         return (
             f"sending is paused for configuration set {state['configuration_set']}: outreach sending resume"
         )
@@ -87,7 +130,7 @@ def sending() -> None:
 def status(ctx: click.Context, name: str | None) -> None:
     """Show whether the configuration set and the account send."""
     s: Session = ctx.obj
-    state = sending_state(configuration_set(s, name))
+    state = sending_state(configuration_set(s, name), stop_alarm_names(s))
     report = {**state, "why_nothing_is_sent": why_nothing_is_sent(state)}
 
     def render(console: Console) -> None:
@@ -103,7 +146,7 @@ def status(ctx: click.Context, name: str | None) -> None:
 @click.option("--dry-run", is_flag=True, help="Show what would change; change nothing.")
 @click.pass_context
 def pause(ctx: click.Context, name: str | None, dry_run: bool) -> None:
-    """Stop every send through the configuration set; due emails wait in retries and the email DLQ."""
+    """Stop every send through the configuration set; due emails wait, moved later, until the resume."""
     _switch(ctx.obj, name, enable=False, dry_run=dry_run)
 
 

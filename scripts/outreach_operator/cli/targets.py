@@ -62,6 +62,8 @@ class Targets:
     # ``none`` or the start date, and the daily caps comma-separated (``outreach.warmup_ramp``).
     email_warmup_start_date: str | None = None
     email_warmup_daily_caps: str | None = None
+    # The reputation stop alarms (comma-separated names): in ALARM, the sending guard paused sending.
+    reputation_stop_alarms: str | None = None
     # The contact ledger (``outreach.contacts`` reads it from CONTACTS_TABLE).
     contacts_table: str | None = None
     # The one-click unsubscribe endpoint (a function URL) and the KMS HMAC key its tokens are made with:
@@ -136,6 +138,7 @@ _ROOT_OUTPUTS: Mapping[str, str] = {
     "email_scheduler_role_arn": "email_scheduler_role_arn",
     "email_dlq_arn": "email_dlq_arn",
     "email_sender_identity": "email_sender_identity",
+    "email_reputation_stop_alarms": "reputation_stop_alarms",
 }
 
 OutputReader = Callable[[str, Path | None], Mapping[str, Any]]

@@ -74,6 +74,10 @@ module "pipeline" {
     # null, as prod: modules/email's 7 days and 2 per 30 days. make local and the end-to-end tests
     # give a gap the virtual clock can wait out (docs/local-semantics.md).
     first_contact = var.email_first_contact
+    # The local scenarios play lists that bounce and complain on one embedded account (make local's
+    # campaign, tests/e2e): a stop alarm pages but does not pause the others' campaigns.
+    # tests/e2e/test_reputation_guard.py enables the rule for its own scenario.
+    reputation_guard_enabled = false
   }
   # Replies are received once the root names its reply domain (receiving.tf); null: none.
   inbound = var.inbound_reply_domain == null ? null : {

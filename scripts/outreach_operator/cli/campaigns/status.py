@@ -26,7 +26,7 @@ from outreach.ses_send_errors import error_code
 from outreach.task_model import Status
 from outreach_operator import task_queries
 from outreach_operator.cli.output import BadInput, Session, table
-from outreach_operator.cli.sending import sending_state, why_nothing_is_sent
+from outreach_operator.cli.sending import sending_state, stop_alarm_names, why_nothing_is_sent
 
 EVENT_KINDS = tuple(event.value for event in task_store.EmailEvent)
 # The event columns the tables show (every kind is in --json): SES's, then the replies'.
@@ -122,7 +122,7 @@ def _sending(s: Session) -> dict[str, Any]:
     if not name:
         return {"checked": False, "reason": "no configuration set known (--email-configuration-set)"}
     try:
-        state = sending_state(name)
+        state = sending_state(name, stop_alarm_names(s))
     except ClientError as exc:
         return {"checked": False, "reason": f"GetConfigurationSet/GetAccount refused: {error_code(exc)}"}
     return {"checked": True, **state, "why_nothing_is_sent": why_nothing_is_sent(state)}
