@@ -39,7 +39,7 @@ Scheduler invokes the worker asynchronously with ``{"task_id": ...}``. Per invoc
   the account's Max24HourSend read with GetAccount) with one conditional UpdateItem on the ledger
   (``contacts.take_identity_send``); a day at its cap defers the email to the next UTC day's first
   allowed minute inside its window (``deferral.defer``). A first step's first-contact slot is taken
-  before and kept;
+  before; its next try takes it again at that moment (``contacts.take_first_contact``);
 - a follow-up whose earlier step did not go out (bounced, rejected, cancelled, not sent yet) is
   ``Cancelled`` with the reason;
 - stored message unsafe (header injection), or a campaign id SES cannot carry as a tag: ``Failed``;

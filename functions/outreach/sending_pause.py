@@ -15,9 +15,9 @@ it, so the email worker neither retries at once nor gives up:
   next try would fall after that grace period ends ``Failed`` as ``too_late``, the reason saying that
   sending was paused.
 
-A first step keeps the first-contact slot it took before the refused send (``contacts.take_first_contact``
-lets the same task through again). The slot keeps the time it was taken, so another campaign's first
-contact to the address may follow the held one by less than the gap: by at most the grace period less.
+A first step's first-contact slot, taken before the refused send, is taken again at the moment of its
+next try (``contacts.take_first_contact``): the gap to another campaign's first contact counts from
+when the email really goes out.
 """
 
 from __future__ import annotations

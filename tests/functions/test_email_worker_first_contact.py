@@ -1,7 +1,8 @@
 """The worker's per-address first-contact rule across campaigns: a first step to an address another
 campaign first contacted inside the gap is moved to the next allowed minute inside its window (its
 schedule and its follow-ups with it), never sent early and never dropped; of two campaigns' workers
-that read the same ledger record only one sends; a retried task keeps its own slot."""
+that read the same ledger record only one sends; a retried task keeps its own slot, taken again at
+the moment it goes out."""
 
 from __future__ import annotations
 
@@ -141,3 +142,38 @@ def test_follow_ups_are_not_first_contacts_and_take_no_slot(
     assert invoke(second.task_id)["outcome"] == "Sent"
     assert list(_slots()) == [first.task_id]
     assert datetime.fromtimestamp(ses[0], UTC) == second.send_at
+
+
+def test_a_first_step_that_did_not_go_out_takes_its_slot_again_at_the_moment_it_is_sent(
+    recording_ses: RecordingSes, ses: list[float], monkeypatch: Any
+) -> None:
+    # GIVEN a 10-minute gap, and spring's first step that took its slot at 09:30 but was not sent
+    monkeypatch.setenv("FIRST_CONTACT_GAP_SECONDS", "600")
+    spring, summer = planned(ADDRESS, 1), planned(ADDRESS, 1, campaign="summer")
+    task_store.create_email_tasks([spring])
+    task_store.create_email_tasks([summer])
+    refused = [EndpointConnectionError(endpoint_url="https://email.eu-west-1.amazonaws.com")]
+
+    def refuse_once(**request: Any) -> Any:
+        if refused:
+            raise refused.pop()
+        return RecordingSes.send_email(recording_ses, **request)
+
+    monkeypatch.setattr(recording_ses, "send_email", refuse_once)
+    with pytest.raises(EndpointConnectionError):
+        invoke(spring.task_id)
+    # WHEN summer's first step goes out one gap later, and spring's is tried again a minute after that
+    ses[0] = FIRST_SEND.timestamp() + 600
+    assert invoke(summer.task_id, "request-summer")["outcome"] == "Sent"
+    ses[0] = FIRST_SEND.timestamp() + 660
+    # THEN spring's slot is judged at the moment it would go out, not at the one it held: it is deferred
+    assert invoke(spring.task_id, "request-2")["outcome"] == "Deferred"
+    moved = stored_task(spring.task_id)
+    assert moved.email is not None
+    assert moved.email.send_time.timestamp() >= FIRST_SEND.timestamp() + 1_200
+    ses[0] = moved.email.send_time.timestamp()
+    assert invoke(spring.task_id, "request-3")["outcome"] == "Sent"
+    assert len(recording_ses.requests) == 2
+    slots = _slots()
+    assert slots[spring.task_id] == moved.email.send_time.timestamp()
+    assert slots[spring.task_id] - slots[summer.task_id] >= 600

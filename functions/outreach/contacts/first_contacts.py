@@ -9,9 +9,13 @@ decides on what the first took, so two first contacts inside the gap cannot both
 (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html).
 
 A slot is taken before SES is called and never given back: a worker that dies between the two may
-have sent, and an email whose sending is unknown counts as sent. A task that holds a slot already
-(a retry after a transient error) is allowed again without a second slot. Slots older than the rule's
-memory (the longer of gap and period) are dropped on the next take, so the map stays small.
+have sent, and an email whose sending is unknown counts as sent (its task stays Running and is never
+tried again). A task that is tried again holds a slot that did not go out: it was refused as not sent
+(a transient error, a paused sending) or deferred after the take (the warm-up cap). Its slot is taken
+again at the moment of the new try, judged against the others alone, so the gap and the cap count
+from when the email really goes out: a first contact another campaign sent meanwhile defers it. In
+the same second it holds already, it is allowed without a write. Slots older than the rule's memory
+(the longer of gap and period) are dropped on the next take, so the map stays small.
 """
 
 from __future__ import annotations
@@ -104,8 +108,9 @@ def _write(address: str, slots: Mapping[str, int], seen_version: int) -> bool:
 def take_first_contact(
     address: str, task_id: str, seen: FirstContacts, rule: FirstContactRule, at: float
 ) -> float | None:
-    """Take ``address``'s first-contact slot for ``task_id`` at ``at``; ``None`` when it is taken (or the
-    task held it already), else the earliest moment the rule allows one (``rule.next_free``).
+    """Take ``address``'s first-contact slot for ``task_id`` at ``at`` (again, for a task that holds one
+    from an earlier try); ``None`` when it is taken, else the earliest moment the rule allows one
+    (``rule.next_free``).
 
     ``seen`` is what the caller read of the record; a write refused because the record changed reads it
     again and decides anew. ``LedgerContendedError`` after ``_ATTEMPTS`` refused writes.
@@ -113,14 +118,13 @@ def take_first_contact(
     moment = math.ceil(at)  # slots are whole seconds; deciding on the stored second keeps them exact
     current = seen
     for _ in range(_ATTEMPTS):
-        if task_id in current.taken:
+        if current.taken.get(task_id, -math.inf) >= moment:
             return None
-        free = rule.next_free(list(current.taken.values()), moment)
+        others = {other: when for other, when in current.taken.items() if other != task_id}
+        free = rule.next_free(list(others.values()), moment)
         if free > moment:
             return free
-        kept = {
-            other: int(when) for other, when in current.taken.items() if when > moment - rule.memory_seconds
-        }
+        kept = {other: int(when) for other, when in others.items() if when > moment - rule.memory_seconds}
         kept[task_id] = moment
         if _write(address, kept, current.version):
             return None
