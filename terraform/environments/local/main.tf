@@ -71,6 +71,7 @@ module "pipeline" {
     sender_identity        = var.email_sender_identity
     create_sender_identity = var.email_create_sender_identity
     max_send_rate          = var.email_max_send_rate
+    warmup                 = var.email_warmup
     # null, as prod: modules/email's 7 days and 2 per 30 days. make local and the end-to-end tests
     # give a gap the virtual clock can wait out (docs/local-semantics.md).
     first_contact = var.email_first_contact

@@ -95,6 +95,15 @@ variable "email_first_contact" {
   default = null
 }
 
+variable "email_warmup" {
+  description = "The sending identity's warm-up ramp ({start_date = \"YYYY-MM-DD\", daily_caps = [...]}), as prod's: null (the default) is modules/email's, an established identity (no ramp)."
+  type = object({
+    start_date = optional(string)
+    daily_caps = optional(list(number))
+  })
+  default = null
+}
+
 variable "results_expiration_days" {
   description = "Days local keeps scrape results (terraform.tfvars: 90; see docs/security.md, Retention); null takes the scrape-pipeline module's default."
   type        = number
