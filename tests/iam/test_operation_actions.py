@@ -202,6 +202,8 @@ def test_the_email_functions_recorded_calls_reach_ses_and_scheduler(evidence: Ev
     assert recorded == {
         ("outreach.email_worker", "GetSuppressedDestination"),
         ("outreach.email_worker", "SendEmail"),
+        # While the sending identity warms up, the account's 24-hour quota is the ramp's ceiling.
+        ("outreach.email_worker", "GetAccount"),
         # A deferred first contact's schedule, and its follow-ups', are moved.
         ("outreach.email_worker", "CreateSchedule"),
         ("outreach.email_worker", "DeleteSchedule"),

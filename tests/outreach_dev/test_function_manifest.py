@@ -30,7 +30,7 @@ def _entry(**changes: Any) -> dict[str, Any]:
     return {**entry, **changes}
 
 
-def test_the_manifest_lists_the_eight_functions_with_their_handlers() -> None:
+def test_the_manifest_lists_the_nine_functions_with_their_handlers() -> None:
     functions = function_manifest.FUNCTIONS
     assert {name: f.handler for name, f in functions.items()} == {
         "dispatcher": "outreach.dispatcher.lambda_handler",
@@ -41,6 +41,7 @@ def test_the_manifest_lists_the_eight_functions_with_their_handlers() -> None:
         "ses_event_consumer": "outreach.ses_event_consumer.lambda_handler",
         "unsubscribe": "outreach.unsubscribe.endpoint.lambda_handler",
         "inbound_processor": "outreach.inbound_processor.lambda_handler",
+        "sending_guard": "outreach.sending_guard.lambda_handler",
     }
     assert functions["scrape_reconciler"].handler_module == "outreach.reconcilers.scrape"
     assert functions["scrape_reconciler"].deployed_name("prod") == "outreach-prod-scrape-reconciler"
