@@ -77,6 +77,8 @@ def test_the_local_roots_plan_gives_its_region_and_its_reservations(local_plan: 
         # modules/email-feedback: the SES event consumer and the one-click unsubscribe endpoint.
         "outreach-local-ses-event-consumer": 5,
         "outreach-local-unsubscribe": 10,
+        # modules/email: the sending guard, one pause at a time.
+        "outreach-local-sending-guard": 1,
     }
 
 
@@ -103,7 +105,7 @@ def test_preflight_local_passes_on_the_embedded_aws_with_the_stack_up(
     }
     concurrency = next(c for c in report["checks"] if c["check"] == "concurrency")
     assert concurrency["detail"].startswith(
-        "limit 1000, unreserved 860; local reserves 169 (its functions hold 140 now), leaving 831"
+        "limit 1000, unreserved 860; local reserves 170 (its functions hold 140 now), leaving 830"
     )
 
 
@@ -119,9 +121,9 @@ def test_preflight_local_fails_with_the_concurrency_line_when_the_account_limit_
     assert code == 1
     failed = [line for line in lines if line.startswith("FAIL")]
     assert failed == [
-        "FAIL  concurrency  limit 200, unreserved 200; local reserves 169, leaving 31: "
+        "FAIL  concurrency  limit 200, unreserved 200; local reserves 170, leaving 30: "
         "AWS refuses a reservation that leaves fewer than 100 unreserved"
     ]
     fix = lines[lines.index(failed[0]) + 1].strip()
-    assert fix.startswith("what to do: raise Lambda concurrent executions in eu-central-1 to at least 269")
+    assert fix.startswith("what to do: raise Lambda concurrent executions in eu-central-1 to at least 270")
     assert lines[-1] == "preflight local: a check failed"
