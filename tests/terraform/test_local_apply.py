@@ -371,9 +371,10 @@ def test_every_failure_place_of_the_environment_alarms_the_alarm_topic(applied: 
     outputs = applied.lambda_mode if mode == "lambda" else applied.pipe_mode
     topic = outputs["alarm_topic_arn"]
     queues, buckets = _failure_places(applied, outputs)
-    # every mode has the scrape DLQ, the two reconcilers' DLQs, the email DLQ and the ses-events DLQ
-    # (the rule target's dead-letter queue); lambda mode the failure bucket, pipe mode the pipe's DLQ
-    assert len(queues) == (5 if mode == "lambda" else 6) and len(buckets) == (1 if mode == "lambda" else 0)
+    # every mode has the scrape DLQ, the two reconcilers' DLQs, the email DLQ, the ses-events DLQ
+    # (the rule target's dead-letter queue) and the sending guard's DLQ (its rule target's and its
+    # own); lambda mode the failure bucket, pipe mode the pipe's DLQ
+    assert len(queues) == (6 if mode == "lambda" else 7) and len(buckets) == (1 if mode == "lambda" else 0)
     alarms = applied.client("cloudwatch").describe_alarms()["MetricAlarms"]
     for queue in queues:
         name = queue.rsplit(":", 1)[1]
