@@ -92,7 +92,11 @@ def follow_job(
         rate = (terminal - first_terminal) / elapsed if elapsed > 0 and terminal > first_terminal else None
         progress = JobProgress(job_id=job_id, counts=counts, elapsed_seconds=elapsed, rate_per_second=rate)
         on_update(progress)
-        if progress.is_done:
+        # The counters are read with a Query, which sees a transaction half applied (read-committed,
+        # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-isolation):
+        # a task moving between two counter items can be in neither. A done reading counts only when a
+        # second one says the same.
+        if progress.is_done and dict(read(job_id)) == counts:
             return progress
         if timeout is not None and elapsed >= timeout:
             raise FollowTimeoutError(progress, elapsed)

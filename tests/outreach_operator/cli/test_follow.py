@@ -60,3 +60,18 @@ def test_following_gives_up_after_the_timeout_with_the_last_reading() -> None:
         )  # fmt: skip
     assert raised.value.progress.open == 3
     assert "3 of 3 tasks still open" in str(raised.value)
+
+
+def test_a_reading_taken_in_the_middle_of_a_transition_does_not_end_the_follow() -> None:
+    # GIVEN counters read by a Query, which sees a transaction half applied (read-committed): one
+    # reading has the last task in no counter, so nothing looks open while 4 of 5 are terminal
+    readings = iter(
+        [_counts(0, 1, 4), _counts(0, 0, 4), _counts(0, 0, 5), _counts(0, 0, 5), _counts(0, 0, 5)]
+    )
+    pipeline = Pipeline([])
+    last = follow_job(
+        "j", lambda _: None, interval=1.0,
+        read_counts=lambda _job: next(readings), sleep=pipeline.sleep, monotonic=lambda: pipeline.now,
+    )  # fmt: skip
+    # THEN the follow ends only on a reading that a second one confirms: all 5 terminal
+    assert last.terminal == 5
