@@ -32,7 +32,8 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 
 # After IDNA encoding a host name is plain ASCII letters, digits, hyphens, underscores and dots.
 _HOST_NAME = re.compile(r"^[a-z0-9_](?:[a-z0-9_.-]{0,251}[a-z0-9_])?$")
-_CONTROL_OR_SPACE = re.compile(r"[\x00-\x20\x7f]")
+# Characters no canonical URL holds (urljoin and urlsplit quietly drop tabs and newlines instead).
+CONTROL_OR_SPACE = re.compile(r"[\x00-\x20\x7f]")
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ def canonical_url(raw: str) -> CanonicalUrl:
         raise UnusableUrlError("empty URL")
     if len(text) > MAX_URL_LENGTH:
         raise UnusableUrlError(f"URL longer than {MAX_URL_LENGTH} characters")
-    if _CONTROL_OR_SPACE.search(text):
+    if CONTROL_OR_SPACE.search(text):
         raise UnusableUrlError("URL contains spaces or control characters")
     try:
         parts = urlsplit(text)

@@ -3,9 +3,12 @@
 The markup is bounded in size and nesting before it is parsed (:mod:`outreach.scraping.markup_bounds`).
 A link that cannot be resolved to an http(s) URL in canonical form (``http://[ccpa-preferences]``,
 ``https://[domain]/impressum``) is skipped and counted in ``skipped_links``; an unusable
-``<base href>`` is ignored (and counted) in favour of the page's own URL. Each link is parsed once:
-references with a scheme other than http(s) (``mailto:``, ``tel:``, ``javascript:``) are told apart by
-their prefix before any joining.
+``<base href>`` is ignored (and counted) in favour of the page's own URL. Each link is parsed once,
+against a base parsed once per page (:mod:`outreach.scraping.link_base`); only the few links that lead
+to imprint, contact or about pages are made fetchable, and a link's text is read only for those that
+could be one. Passes over the tree that cannot find anything are skipped on a look at the markup: no
+element to make invisible without its start tag, no Cloudflare-protected address without
+``data-cfemail``.
 
 E-mail addresses and phone numbers come from :mod:`outreach.scraping.emails` and
 :mod:`outreach.scraping.phones`, in the shape of :mod:`outreach.scraping.contacts`; which links lead to
@@ -22,22 +25,16 @@ from typing import TypeVar
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from outreach.canonical_url import CanonicalUrl, canonical_url
-from outreach.errors import FatalScrapeError, UnusableUrlError
+from outreach.canonical_url import CanonicalUrl
+from outreach.errors import FatalScrapeError
 from outreach.scraping.contacts import FoundEmail, FoundPhone
 from outreach.scraping.emails import find_emails
 from outreach.scraping.language_tag import language_tag
+from outreach.scraping.link_base import LinkBase
 from outreach.scraping.markup_bounds import bound_markup
 from outreach.scraping.page_choice import KIND_PRIORITY, page_kind
 from outreach.scraping.phones import find_phones
-from outreach.scraping.site_urls import (
-    HttpTarget,
-    http_target,
-    join_url,
-    page_key,
-    parse_http_url,
-    same_company_site,
-)
+from outreach.scraping.site_urls import canonical_http_url, http_target, page_key, same_company_site
 
 MAX_TITLE_CHARS = 300
 MAX_DESCRIPTION_CHARS = 1000
@@ -45,6 +42,10 @@ MAX_EMAILS_PER_PAGE = 50
 MAX_PHONES_PER_PAGE = 20
 
 INVISIBLE_TAGS = ["script", "style", "noscript", "template", "svg", "iframe", "object", "canvas"]
+# The tree holds one of these elements only if the markup has its start tag (names are ASCII, any case).
+_INVISIBLE_START = re.compile(rf"<(?:{'|'.join(INVISIBLE_TAGS)})[\t\n\f\r />]", re.IGNORECASE)
+_CLOUDFLARE_ATTRIBUTE = re.compile("data-cfemail", re.IGNORECASE)
+_BASE_START = re.compile(r"<base[\t\n\f\r />]", re.IGNORECASE)
 
 SOCIAL_NETWORKS: dict[str, str] = {
     "linkedin.com": "linkedin",
@@ -78,7 +79,6 @@ _FILE_SUFFIXES = (
     ".ppt", ".pptx", ".mp4", ".mp3", ".ics", ".vcf", ".xml", ".json", ".css", ".js",
 )  # fmt: skip
 
-_SCHEME = re.compile(r"^[ \t\n]*([a-z][a-z0-9+.-]*):", re.IGNORECASE)
 _T = TypeVar("_T")
 
 
@@ -107,7 +107,11 @@ class PageExtract:
 @dataclass(frozen=True)
 class _Link:
     target: CanonicalUrl
-    label: str
+    node: LexborNode
+
+    @property
+    def label(self) -> str:
+        return _collapse(self.node.text(separator=" "))
 
 
 def extract_page(
@@ -121,27 +125,32 @@ def extract_page(
     bounded = bound_markup(html)
     tree = LexborHTMLParser(bounded.html)
     metas = _meta_values(tree)
-    page = parse_http_url(page_url)
-    base_url, skipped = _base_url(tree, page_url)
-    anchors = [(href, _collapse(node.text(separator=" "))) for node, href in _anchors(tree)]
+    page = canonical_http_url(page_url)
+    base, skipped = _base_url(tree, bounded.html, page_url, page)
+    anchors = list(_anchors(tree))
     links: list[_Link] = []
-    for href, label in anchors:
+    for node, href in anchors:
         try:
-            target = _resolve(base_url, href)
+            target = base.resolve(href)
         except FatalScrapeError:  # outcome: an unusable link is skipped and counted
             skipped += 1
             continue
         if target is not None:
-            links.append(_Link(target, label))
+            links.append(_Link(target, node))
 
     candidates, unfetchable = _candidate_links(page, links)
     skipped += unfetchable
-    tree.strip_tags(INVISIBLE_TAGS)
+    if _INVISIBLE_START.search(bounded.html):
+        tree.strip_tags(INVISIBLE_TAGS)
     root = tree.body or tree.root
     visible = _collapse(root.text(separator=" ")) if root is not None else ""
-    cloudflare = [node.attributes.get("data-cfemail") or "" for node in tree.css("[data-cfemail]")]
+    cloudflare = (
+        [node.attributes.get("data-cfemail") or "" for node in tree.css("[data-cfemail]")]
+        if _CLOUDFLARE_ATTRIBUTE.search(bounded.html)
+        else []
+    )
     language = _language(tree, metas)
-    hrefs = [href for href, _ in anchors]
+    hrefs = [href for _, href in anchors]
     emails = _unique(
         find_emails(hrefs, cloudflare, visible, page_url=page_url, page_host=page.host),
         key=lambda email: email.address,
@@ -226,32 +235,18 @@ def _language(tree: LexborHTMLParser, metas: dict[str, str]) -> str | None:
     return None
 
 
-def _base_url(tree: LexborHTMLParser, page_url: str) -> tuple[str, int]:
-    """The URL relative links resolve against, and 1 if an unusable ``<base href>`` was skipped."""
-    node = tree.css_first("base[href]")
+def _base_url(tree: LexborHTMLParser, markup: str, page_url: str, page: CanonicalUrl) -> tuple[LinkBase, int]:
+    """What relative links resolve against, and 1 if an unusable ``<base href>`` was skipped."""
+    own = LinkBase.of(page_url, page)
+    node = tree.css_first("base[href]") if _BASE_START.search(markup) else None
     href = (node.attributes.get("href") or "").strip() if node is not None else ""
     if not href:
-        return page_url, 0
+        return own, 0
     try:
-        target = _resolve(page_url, href)
+        target = own.resolve(href)
     except FatalScrapeError:  # outcome: an unusable base is skipped and counted
-        return page_url, 1
-    return (page_url, 0) if target is None else (str(target), 0)
-
-
-def _resolve(base_url: str, href: str) -> CanonicalUrl | None:
-    """``href`` as a canonical http(s) URL; None for other schemes (mailto:, tel:, javascript:).
-
-    Raises ``FatalScrapeError`` when the reference is meant as a web link but cannot be one.
-    """
-    scheme = _SCHEME.match(href)
-    if scheme is not None and scheme.group(1).lower() not in ("http", "https"):
-        return None
-    joined = join_url(base_url, href)
-    try:
-        return canonical_url(joined)
-    except UnusableUrlError as exc:
-        raise FatalScrapeError("invalid_url", str(exc)) from exc
+        return own, 1
+    return (own, 0) if target is None else (LinkBase.of(str(target), target), 0)
 
 
 def _anchors(tree: LexborHTMLParser) -> Iterator[tuple[LexborNode, str]]:
@@ -283,28 +278,32 @@ def _network_for(hostname: str) -> str | None:
     return None
 
 
-def _candidate_links(page: HttpTarget, links: Iterable[_Link]) -> tuple[tuple[CandidateLink, ...], int]:
+def _candidate_links(page: CanonicalUrl, links: Iterable[_Link]) -> tuple[tuple[CandidateLink, ...], int]:
     """Links to imprint, contact and about pages of this site or a parent domain, and how many of them
     could not be made fetchable (skipped and counted; only candidates are made fetchable).
     """
     found: dict[str, CandidateLink] = {}
     unfetchable = 0
-    own_key = page_key(page)
+    own_key: str | None = None
     for link in links:
         url = link.target
-        if not same_company_site(url, page.canonical) or url.path.lower().endswith(_FILE_SUFFIXES):
+        if not same_company_site(url, page) or url.path.lower().endswith(_FILE_SUFFIXES):
             continue
         kind = page_kind(url.path, link.label)
         if kind is None:
             continue
+        absolute = str(url)
+        if absolute in found:
+            continue  # made fetchable already, and not this page
         try:
             target = http_target(url)
         except FatalScrapeError:  # outcome: an unusable link is skipped and counted
             unfetchable += 1
             continue
+        if own_key is None:
+            own_key = page_key(http_target(page))
         if page_key(target) == own_key:
             continue
-        absolute = str(url)
-        found.setdefault(absolute, CandidateLink(kind=kind, url=absolute))
+        found[absolute] = CandidateLink(kind=kind, url=absolute)
     ordered = tuple(sorted(found.values(), key=lambda link: KIND_PRIORITY[link.kind]))
     return ordered, unfetchable

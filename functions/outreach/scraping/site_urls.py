@@ -66,11 +66,19 @@ def ip_literal(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | Non
 
 def parse_http_url(raw: str, *, reason: str = "invalid_url") -> HttpTarget:
     """Validate an absolute http or https URL; anything else is a FatalScrapeError with ``reason``."""
+    return http_target(canonical_http_url(raw, reason=reason), reason=reason)
+
+
+def canonical_http_url(raw: str, *, reason: str = "invalid_url") -> CanonicalUrl:
+    """The canonical form of the absolute http(s) URL ``raw``; FatalScrapeError with ``reason`` if none.
+
+    What :func:`parse_http_url` checks short of building the fetcher's URL (for links that are only
+    compared, never fetched).
+    """
     try:
-        canonical = canonical_url(raw)
+        return canonical_url(raw)
     except UnusableUrlError as exc:
         raise FatalScrapeError(reason, str(exc)) from exc
-    return http_target(canonical, reason=reason)
 
 
 def http_target(canonical: CanonicalUrl, *, reason: str = "invalid_url") -> HttpTarget:
@@ -129,6 +137,7 @@ def page_key(target: HttpTarget) -> str:
 __all__ = [
     "DEFAULT_PORTS",
     "HttpTarget",
+    "canonical_http_url",
     "http_target",
     "ip_literal",
     "join_http_url",
