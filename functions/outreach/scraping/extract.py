@@ -46,6 +46,7 @@ INVISIBLE_TAGS = ["script", "style", "noscript", "template", "svg", "iframe", "o
 _INVISIBLE_START = re.compile(rf"<(?:{'|'.join(INVISIBLE_TAGS)})[\t\n\f\r />]", re.IGNORECASE)
 _CLOUDFLARE_ATTRIBUTE = re.compile("data-cfemail", re.IGNORECASE)
 _BASE_START = re.compile(r"<base[\t\n\f\r />]", re.IGNORECASE)
+_AREA_START = re.compile(r"<area[\t\n\f\r />]", re.IGNORECASE)
 
 SOCIAL_NETWORKS: dict[str, str] = {
     "linkedin.com": "linkedin",
@@ -127,7 +128,7 @@ def extract_page(
     metas = _meta_values(tree)
     page = canonical_http_url(page_url)
     base, skipped = _base_url(tree, bounded.html, page_url, page)
-    anchors = list(_anchors(tree))
+    anchors = list(_anchors(tree, bounded.html))
     links: list[_Link] = []
     for node, href in anchors:
         try:
@@ -198,14 +199,14 @@ def _unique(found: Iterable[_T], *, key: Callable[[_T], str], limit: int) -> tup
 
 
 def _title(tree: LexborHTMLParser) -> str | None:
-    node = tree.css_first("title")
+    node = next(iter(tree.tags("title")), None)
     return node.text() if node is not None else None
 
 
 def _meta_values(tree: LexborHTMLParser) -> dict[str, str]:
     """Meta tags by lower-case name, property or http-equiv; the first occurrence wins."""
     values: dict[str, str] = {}
-    for node in tree.css("meta"):
+    for node in tree.tags("meta"):
         attrs = node.attributes
         content = (attrs.get("content") or "").strip()
         if not content:
@@ -218,7 +219,7 @@ def _meta_values(tree: LexborHTMLParser) -> dict[str, str]:
 
 
 def _language(tree: LexborHTMLParser, metas: dict[str, str]) -> str | None:
-    html = tree.css_first("html")
+    html = tree.root
     candidates = [
         html.attributes.get("lang") if html is not None else None,
         html.attributes.get("xml:lang") if html is not None else None,
@@ -238,7 +239,8 @@ def _language(tree: LexborHTMLParser, metas: dict[str, str]) -> str | None:
 def _base_url(tree: LexborHTMLParser, markup: str, page_url: str, page: CanonicalUrl) -> tuple[LinkBase, int]:
     """What relative links resolve against, and 1 if an unusable ``<base href>`` was skipped."""
     own = LinkBase.of(page_url, page)
-    node = tree.css_first("base[href]") if _BASE_START.search(markup) else None
+    bases = tree.tags("base") if _BASE_START.search(markup) else []
+    node = next((base for base in bases if "href" in base.attributes), None)
     href = (node.attributes.get("href") or "").strip() if node is not None else ""
     if not href:
         return own, 0
@@ -249,8 +251,10 @@ def _base_url(tree: LexborHTMLParser, markup: str, page_url: str, page: Canonica
     return (own, 0) if target is None else (LinkBase.of(str(target), target), 0)
 
 
-def _anchors(tree: LexborHTMLParser) -> Iterator[tuple[LexborNode, str]]:
-    for node in tree.css("a[href], area[href]"):
+def _anchors(tree: LexborHTMLParser, markup: str) -> Iterator[tuple[LexborNode, str]]:
+    """Links with an href, in document order (elements by tag name: no selector to compile)."""
+    nodes = tree.css("a[href], area[href]") if _AREA_START.search(markup) else tree.tags("a")
+    for node in nodes:
         href = (node.attributes.get("href") or "").strip()
         if href:
             yield node, href

@@ -92,7 +92,8 @@ def parse_phone(raw: str, region: str | None) -> str | None:
         number = phonenumbers.parse(text, region)
     except phonenumbers.NumberParseException:  # outcome: not a phone number, none kept
         return None
-    if not phonenumbers.is_valid_number(number) or _is_template(str(number.national_number)):
+    # The template check first: it is a cheap loop over digits, the validity check a metadata lookup.
+    if _is_template(str(number.national_number)) or not phonenumbers.is_valid_number(number):
         return None
     return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
 

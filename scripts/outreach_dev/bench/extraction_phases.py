@@ -3,9 +3,10 @@
 Each phase is a name ``outreach.scraping.extract`` calls (the markup bound check, the parser, link
 resolution, page choice, social links, e-mail and phone search); for the run, each is wrapped in a
 timer (a generator's time is the time spent producing its items) and whatever ``extract_page`` spends
-outside them (tree queries, visible text, metadata) is "rest". Pages run ``repeats`` times, the
-phases summed over all runs; the wrappers cost a few hundred nanoseconds per call, so the shares are
-those of the timed run, a little above the bench's own per-page figure.
+outside them (tree queries, visible text, metadata) is "rest". Each page runs ``repeats`` times and
+each of its phases counts with its median over those runs (a run the machine's load interrupted
+does not skew it); the page's medians are summed over the corpus. The wrappers cost a few hundred
+nanoseconds per call, so the figures are those of the timed run, a little above the bench's own.
 
 ``python -m outreach_dev.bench.extraction_phases [--sites N] [--repeats N]`` prints one table per
 corpus (docs/performance.md's extraction profile).
@@ -14,6 +15,7 @@ corpus (docs/performance.md's extraction profile).
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
@@ -79,29 +81,38 @@ def _phases_timed(clock: _Clock) -> Iterator[None]:
 
 
 def profile(pages: Sequence[tuple[str, str]], repeats: int) -> dict[str, float]:
-    """Seconds per phase (and ``REST``, and ``total``) over ``repeats`` runs of every page."""
+    """Seconds per phase (and ``REST``, and ``total``): per page the median of ``repeats`` runs, summed."""
     clock = _Clock()
-    total = 0.0
+    summed: defaultdict[str, float] = defaultdict(float)
     with _phases_timed(clock):
-        for _ in range(repeats):
-            for name, html in pages:
-                url = f"http://127.0.0.1/{name.split(' ', 1)[0]}"
+        for name, html in pages:
+            url = f"http://127.0.0.1/{name.split(' ', 1)[0]}"
+            runs: defaultdict[str, list[float]] = defaultdict(list)
+            for _ in range(repeats):
+                clock.seconds.clear()
                 began = time.perf_counter()
                 extract_module.extract_page(html, url, max_text_chars=MAX_TEXT_CHARS)
-                total += time.perf_counter() - began
-    seconds = dict(clock.seconds)
-    seconds[REST] = total - sum(seconds.values())
-    seconds["total"] = total
-    return seconds
+                total = time.perf_counter() - began
+                for phase in PHASES:
+                    runs[phase].append(clock.seconds.get(phase, 0.0))
+                runs[REST].append(total - sum(clock.seconds.values()))
+                runs["total"].append(total)
+            for phase, values in runs.items():
+                summed[phase] += statistics.median(values)
+    return dict(summed)
 
 
 def render(corpus: str, seconds: dict[str, float], pages: int, repeats: int) -> str:
-    total = seconds["total"]
-    lines = [f"{corpus}: {pages} pages x {repeats}, {total / (pages * repeats) * 1e6:.0f} us a page", ""]
+    parts = sum(seconds.get(phase, 0.0) for phase in [*PHASES, REST])
+    lines = [
+        f"{corpus}: {pages} pages, median of {repeats} runs each: "
+        f"{seconds['total'] / pages * 1e6:.0f} us a page",
+        "",
+    ]
     lines += ["| phase | share | us a page |", "|---|---:|---:|"]
     for phase in [*PHASES, REST]:
         value = seconds.get(phase, 0.0)
-        lines.append(f"| {phase} | {value / total:.0%} | {value / (pages * repeats) * 1e6:.1f} |")
+        lines.append(f"| {phase} | {value / parts:.0%} | {value / pages * 1e6:.1f} |")
     return "\n".join(lines)
 
 
