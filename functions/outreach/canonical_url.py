@@ -32,8 +32,7 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 
 # After IDNA encoding a host name is plain ASCII letters, digits, hyphens, underscores and dots.
 _HOST_NAME = re.compile(r"^[a-z0-9_](?:[a-z0-9_.-]{0,251}[a-z0-9_])?$")
-# Characters no canonical URL holds (urljoin and urlsplit quietly drop tabs and newlines instead).
-CONTROL_OR_SPACE = re.compile(r"[\x00-\x20\x7f]")
+_CONTROL_OR_SPACE = re.compile(r"[\x00-\x20\x7f]")
 
 
 @dataclass(frozen=True)
@@ -70,7 +69,7 @@ def canonical_url(raw: str) -> CanonicalUrl:
         raise UnusableUrlError("empty URL")
     if len(text) > MAX_URL_LENGTH:
         raise UnusableUrlError(f"URL longer than {MAX_URL_LENGTH} characters")
-    if CONTROL_OR_SPACE.search(text):
+    if _CONTROL_OR_SPACE.search(text):
         raise UnusableUrlError("URL contains spaces or control characters")
     try:
         parts = urlsplit(text)

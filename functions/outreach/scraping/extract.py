@@ -34,7 +34,7 @@ from outreach.scraping.link_base import LinkBase
 from outreach.scraping.markup_bounds import bound_markup
 from outreach.scraping.page_choice import KIND_PRIORITY, page_kind
 from outreach.scraping.phones import find_phones
-from outreach.scraping.site_urls import canonical_http_url, http_target, page_key, same_company_site
+from outreach.scraping.site_urls import canonical_http_url, fetchable_page_key, same_company_site
 
 MAX_TITLE_CHARS = 300
 MAX_DESCRIPTION_CHARS = 1000
@@ -300,13 +300,13 @@ def _candidate_links(page: CanonicalUrl, links: Iterable[_Link]) -> tuple[tuple[
         if absolute in found:
             continue  # made fetchable already, and not this page
         try:
-            target = http_target(url)
+            key = fetchable_page_key(url)
         except FatalScrapeError:  # outcome: an unusable link is skipped and counted
             unfetchable += 1
             continue
         if own_key is None:
-            own_key = page_key(http_target(page))
-        if page_key(target) == own_key:
+            own_key = fetchable_page_key(page)
+        if key == own_key:
             continue
         found[absolute] = CandidateLink(kind=kind, url=absolute)
     ordered = tuple(sorted(found.values(), key=lambda link: KIND_PRIORITY[link.kind]))

@@ -3,8 +3,9 @@
 A link either has a scheme other than http(s) (``mailto:``, ``tel:``, ``javascript:``; told apart by
 its prefix, no joining) or is resolved with ``urljoin`` and put in canonical form. Most links of a
 page are its own paths (``/kontakt``) or fragments (``#top``); for those that need no joining rule
-(no spaces or control characters, no ``.`` or ``..`` segment, short enough) the canonical URL is put
-together from the base's parts directly: what ``urljoin`` then ``canonical_url`` would give, namely
+(no whitespace or control characters, no ``.`` or ``..`` segment, no ``;``, short enough) the
+canonical URL is put together from the base's parts directly: what ``urljoin`` then ``canonical_url``
+would give, namely
 the base's scheme, host and port with the link's path and query (a fragment-only link is the base
 itself). Every other link takes the general route.
 
@@ -16,10 +17,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from outreach.canonical_url import CONTROL_OR_SPACE, MAX_URL_LENGTH, CanonicalUrl
+from outreach.canonical_url import MAX_URL_LENGTH, CanonicalUrl
 from outreach.scraping.site_urls import canonical_http_url, join_url
 
 _SCHEME = re.compile(r"^[ \t\n]*([a-z][a-z0-9+.-]*):", re.IGNORECASE)
+# urljoin drops tabs and newlines, the canonical form refuses other control characters and spaces and
+# strips whitespace of any kind off the ends, ahead of an empty query or fragment too.
+_WHITESPACE_OR_CONTROL = re.compile(r"[\s\x00-\x20\x7f]")
 
 
 @dataclass(frozen=True)
@@ -52,9 +56,10 @@ class LinkBase:
     def _direct(self, href: str) -> CanonicalUrl | None:
         """The resolved URL of a path-absolute or fragment-only ``href`` that needs no joining rule."""
         fragment_only = href[:1] == "#"
-        if not fragment_only and (href[:1] != "/" or href[:2] == "//" or "/." in href):
+        # urljoin drops an empty ";" parameter part: such a link takes the general route.
+        if not fragment_only and (href[:1] != "/" or href[:2] == "//" or "/." in href or ";" in href):
             return None
-        if len(href) > self.room or CONTROL_OR_SPACE.search(href):
+        if len(href) > self.room or _WHITESPACE_OR_CONTROL.search(href):
             return None
         if fragment_only:
             return self.canonical

@@ -79,3 +79,11 @@ def test_more_start_tags_than_the_backstop_are_cut() -> None:
     bounded = bound_markup(html)
     assert bounded.cut == "tags"
     assert bounded.html.count("<i>") == MAX_START_TAGS
+
+
+def test_few_tags_that_open_two_levels_each_are_still_cut_at_the_nesting_bound() -> None:
+    # GIVEN 20 start tags that open 40 levels (each cell adds its implied tbody and tr)
+    html = "<table><td>" * 10
+    # THEN a page with fewer tags than the bound is still walked, and cut
+    assert bound_markup(html, max_depth=39).cut == "nesting"
+    assert bound_markup(html, max_depth=40).cut is None
