@@ -142,13 +142,14 @@ def page_key(target: HttpTarget) -> str:
 def fetchable_page_key(canonical: CanonicalUrl) -> str:
     """``page_key(http_target(canonical))``: FatalScrapeError if the fetcher cannot take the URL.
 
-    A URL whose host is not all digits and dots and whose path and query hold only characters httpx
-    keeps as written (no ``.`` segment either, which httpx drops) is one httpx takes unchanged: its key
-    comes from the canonical parts without building the fetcher's URL (tens of microseconds).
+    A URL whose host is a name with a letter in it or an IP address (httpx refuses a name of four
+    numbers that is not one) and whose path and query hold only characters httpx keeps as written (no
+    ``.`` segment either, which httpx drops) is one httpx takes unchanged: its key comes from the
+    canonical parts without building the fetcher's URL (tens of microseconds).
     """
     host, path, query = canonical.host, canonical.path, canonical.query
     plain = (
-        not host.replace(".", "").isdigit()
+        (not host.replace(".", "").isdigit() or ip_literal(host) is not None)
         and "/." not in path
         and _KEPT_AS_WRITTEN.fullmatch(path) is not None
         and _KEPT_AS_WRITTEN.fullmatch(query) is not None
