@@ -21,7 +21,9 @@ from outreach.scraping.registrable_domain import public_suffix, registrable_doma
 
 MAX_EMAIL_CHARS = 254
 
-_LOCAL_PART = r"[a-z0-9][a-z0-9._%+-]{0,63}"
+# Possessive: what may follow a local part (an "at", a bracketed dot) never starts with a character
+# of it, so giving characters back never finds a match, and not trying halves the search's time.
+_LOCAL_PART = r"[a-z0-9][a-z0-9._%+-]{0,63}+"
 _LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
 _AT_BRACKETED = r"[ \t]*+[\[({][ \t]*+(?:at|@)[ \t]*+[\])}][ \t]*+"
 _AT_BARE = r"[ \t]++at[ \t]++"
