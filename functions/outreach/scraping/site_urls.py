@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import urljoin
 
 import httpx
@@ -149,7 +150,7 @@ def fetchable_page_key(canonical: CanonicalUrl) -> str:
     """
     host, path, query = canonical.host, canonical.path, canonical.query
     plain = (
-        (not host.replace(".", "").isdigit() or ip_literal(host) is not None)
+        _takes_host_as_written(host)
         and "/." not in path
         and _KEPT_AS_WRITTEN.fullmatch(path) is not None
         and _KEPT_AS_WRITTEN.fullmatch(query) is not None
@@ -157,6 +158,15 @@ def fetchable_page_key(canonical: CanonicalUrl) -> str:
     if not plain:
         return page_key(http_target(canonical))
     return _key(canonical.site, path, query)
+
+
+@lru_cache(maxsize=1024)
+def _takes_host_as_written(host: str) -> bool:
+    """True for a canonical host httpx takes: a name with a letter in it, or an IP address.
+
+    Cached: a page's candidate links share its host.
+    """
+    return not host.replace(".", "").isdigit() or ip_literal(host) is not None
 
 
 def _key(site: str, path: str, query: str) -> str:

@@ -29,7 +29,7 @@ from outreach_dev.bench.extraction import MAX_TEXT_CHARS, corpora
 PHASES: dict[str, tuple[str, ...]] = {
     "markup bound check": ("bound_markup",),
     "parse": ("LexborHTMLParser",),
-    "links: resolve and canonicalise": ("_resolve", "_base_url", "_links", "parse_http_url"),
+    "links: resolve and canonicalise": ("_resolve", "_base_url", "parse_http_url", "canonical_http_url"),
     "links: page choice": ("_candidate_links",),
     "links: social": ("_social_links",),
     "emails": ("find_emails",),
