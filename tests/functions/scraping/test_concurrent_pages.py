@@ -37,11 +37,13 @@ EXTRA_PAGES = {
 }
 
 
-def serve_kessler(farm: WebFarm, paths: list[str], meet: threading.Barrier | None = None) -> None:
+def serve_kessler(
+    farm: WebFarm, paths: list[str], meet: threading.Barrier | None = None, delay: float = 0.0
+) -> None:
     farm.html("/", HOME)
     for path in paths:
         body = f"<html><body>{EXTRA_PAGES[path]}</body></html>".encode()
-        farm.route(path, Reply(body=body, meet=meet))
+        farm.route(path, Reply(body=body, meet=meet, delay=delay))
 
 
 def scrape(farm: WebFarm, *, deadline: float | None = None, **changes: Any) -> SiteScrape:
@@ -72,9 +74,10 @@ def test_the_extra_pages_of_a_site_are_fetched_at_once(farm: WebFarm) -> None:
 
 
 def test_no_more_pages_of_a_site_are_fetched_at_once_than_connections_per_site(farm: WebFarm) -> None:
-    # GIVEN four extra pages answered in pairs: two must be in flight together, and no more than two may
+    # GIVEN four extra pages answered in pairs, each pair held a little after it met: two must be in
+    # flight together, and a third or fourth sent meanwhile would be counted with them
     paths = ["/impressum", "/kontakt", "/about", "/ueber-uns"]
-    serve_kessler(farm, paths, threading.Barrier(2, timeout=MEETING_SECONDS))
+    serve_kessler(farm, paths, threading.Barrier(2, timeout=MEETING_SECONDS), delay=0.5)
 
     site = scrape(farm, max_extra_pages=4, connections_per_site=2)
 
