@@ -15,6 +15,11 @@ does that). A fetch still queued when less than ``min_seconds`` remain before th
 started; its answer is ``None``. :meth:`PageFetch.result` raises what the fetch raised, classified
 errors and unknown ones alike, in the caller's thread; leaving the ``with`` block cancels fetches not
 started and waits for the running ones, which the deadline bounds.
+
+The threads wait on the network, not the CPU (a 1,536 MB function has less than one vCPU,
+https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html); with each fetch's resolver
+thread and socket they stay far below Lambda's 1,024 processes/threads and 1,024 file descriptors
+per execution environment (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html).
 """
 
 from __future__ import annotations

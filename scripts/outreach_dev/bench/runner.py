@@ -96,6 +96,11 @@ def _attempt(name: str, build: Callable[[], list[Section]]) -> list[Section]:
     return sections
 
 
+def _makespan(sites: int) -> Callable[[], list[Section]]:
+    timeout = 60.0 + sites * 2.0
+    return lambda: [makespan.run(sites, slow_seconds=PAGE_SECONDS, timeout=timeout)]
+
+
 def run_all(sizes: Sizes) -> list[Section]:
     sections: list[Section] = []
     job: list[calls_per_task.JobCalls] = []
@@ -130,15 +135,8 @@ def run_all(sizes: Sizes) -> list[Section]:
         lambda: [site_fetch.run(sizes.site_fetch_sites, slow_seconds=sizes.site_fetch_page_seconds)],
     )
     for makespan_sites in (sizes.makespan_sites, sizes.makespan_spike_sites):
-        if not makespan_sites:
-            continue
-        timeout = 60.0 + makespan_sites * 2.0
-        sections += _attempt(
-            f"makespan {makespan_sites:,}",
-            lambda sites=makespan_sites, timeout=timeout: [
-                makespan.run(sites, slow_seconds=PAGE_SECONDS, timeout=timeout)
-            ],
-        )
+        if makespan_sites:
+            sections += _attempt(f"makespan {makespan_sites:,}", _makespan(makespan_sites))
     return sections
 
 

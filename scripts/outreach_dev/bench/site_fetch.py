@@ -73,8 +73,10 @@ def measure(sites: int, *, slow_seconds: float | None) -> tuple[Mode, Mode, floa
     ``slow_seconds`` None: each page takes the web farm's own delay for slow sites.
     """
     env = {"SCRAPER_ALLOW_LOOPBACK": "1"}
-    delay = {} if slow_seconds is None else {"slow_seconds": slow_seconds}
-    with sandbox("bench-sitefetch", extra_env=env), WebFarm(sites, mix=(("slow", 1.0),), **delay) as farm:
+    farm = WebFarm(sites, mix=(("slow", 1.0),))
+    if slow_seconds is not None:
+        farm.slow_seconds = slow_seconds
+    with sandbox("bench-sitefetch", extra_env=env), farm:
         urls = farm.urls()
         one_by_one = Mode(ONE_BY_ONE, "sitefetch-one-by-one", [], {})
         at_once = Mode(default_connections(), "sitefetch-at-once", [], {})

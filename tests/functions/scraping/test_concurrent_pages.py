@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from outreach.scraping import SiteScrape, scrape_site, site_crawl
+from outreach.scraping import SiteScrape, safe_fetch, scrape_site, site_crawl
 from outreach.scraping.address_guard import mapping_resolver
 from tests.functions.scraping.conftest import deadline_in, settings
 from tests.support.web_farm import Reply, WebFarm
@@ -151,7 +151,7 @@ def test_an_unknown_error_fetching_an_extra_page_at_once_reaches_the_caller(
 ) -> None:
     # GIVEN a fetch of the contact page that fails in a way no fetch outcome names
     serve_kessler(farm, ["/impressum", "/kontakt", "/about"])
-    fetch_page = site_crawl.fetch_page
+    fetch_page = safe_fetch.fetch_page
 
     def failing_on_contact(url: str, **kwargs: Any) -> Any:
         if url.endswith("/kontakt"):
