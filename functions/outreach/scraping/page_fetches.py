@@ -5,14 +5,14 @@ bound to the task's settings, resolver and deadline) in up to ``connections`` wo
 fetch is the same as one made alone: its own resolution and address check, its own transport pinned
 to the checked address (one connection, closed after the request: nothing is shared between
 threads but the read-only TLS context and settings), the same size, time and redirect limits, and
-the invocation's one deadline. As every request of a scrape goes to the site's own hosts, at most
-``connections`` are open to any one host at a time; the home page and robots.txt are fetched before
-any extra page starts, so they never add to them.
+the invocation's one deadline. At most ``connections`` requests of one scrape are in flight at once,
+so no host (the site's, its parent domain's, a redirect's) gets more; the home page and robots.txt
+are fetched before any extra page starts, so they never add to them.
 
 Answers are taken in the order the fetches were started, whatever order they arrive in, so the crawl
 records and merges pages exactly as it would fetching them one after another (``connections=1``
 does that). A fetch still queued when less than ``min_seconds`` remain before the deadline is not
-started; its answer is ``None``. :meth:`PageFetch.result` raises what the fetch raised, classified
+started; its answer is ``None``. :meth:`StartedFetch.result` raises what the fetch raised, classified
 errors and unknown ones alike, in the caller's thread; leaving the ``with`` block cancels fetches not
 started and waits for the running ones, which the deadline bounds.
 
