@@ -124,6 +124,9 @@ class ScrapeSettings:
     max_extra_pages: int
     max_text_chars: int
     allow_loopback: bool
+    # At most this many of one site's pages fetched at once (SCRAPER_CONNECTIONS_PER_SITE): the
+    # extra pages after the home page; 1 fetches them one after another.
+    connections_per_site: int
     # Fetch and honour each site's robots.txt (SCRAPER_RESPECT_ROBOTS_TXT).
     respect_robots_txt: bool = True
 
@@ -141,6 +144,7 @@ class ScrapeSettings:
             # An opt-in no deployed function has: only tests and the embedded AWS set it, so the
             # scraper may reach their loopback web farms. Unset is off.
             allow_loopback=_flag("SCRAPER_ALLOW_LOOPBACK"),
+            connections_per_site=min(_int("SCRAPER_CONNECTIONS_PER_SITE", minimum=1), 6),
             respect_robots_txt=_switch("SCRAPER_RESPECT_ROBOTS_TXT"),
         )
 

@@ -65,6 +65,7 @@ variable "scraper" {
       max_extra_pages         = optional(number)
       max_text_chars          = optional(number)
       respect_robots_txt      = optional(bool)
+      connections_per_site    = optional(number)
     }))
   })
   default = {}

@@ -109,6 +109,7 @@ module "scraper" {
     SCRAPER_MAX_EXTRA_PAGES         = tostring(var.scraper.fetch.max_extra_pages)
     SCRAPER_MAX_TEXT_CHARS          = tostring(var.scraper.fetch.max_text_chars)
     SCRAPER_RESPECT_ROBOTS_TXT      = var.scraper.fetch.respect_robots_txt ? "1" : "0"
+    SCRAPER_CONNECTIONS_PER_SITE    = tostring(var.scraper.fetch.connections_per_site)
   })
 
   policy_statements = [

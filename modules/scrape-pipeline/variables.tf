@@ -135,6 +135,7 @@ variable "scraper" {
       max_extra_pages         = optional(number, 3)
       max_text_chars          = optional(number, 20000)
       respect_robots_txt      = optional(bool, true)
+      connections_per_site    = optional(number, 3)
     }), {})
   })
   default = {}
@@ -151,6 +152,11 @@ variable "scraper" {
   validation {
     condition     = var.scraper.fetch.max_redirects >= 0 && var.scraper.fetch.max_redirects <= 5 && var.scraper.fetch.attempts_per_url >= 1 && var.scraper.fetch.attempts_per_url <= 3
     error_message = "scraper.fetch.max_redirects must be 0-5 and scraper.fetch.attempts_per_url 1-3: the scraper's own bounds on the load one site gets."
+  }
+
+  validation {
+    condition     = floor(var.scraper.fetch.connections_per_site) == var.scraper.fetch.connections_per_site && var.scraper.fetch.connections_per_site >= 1 && var.scraper.fetch.connections_per_site <= 6
+    error_message = "scraper.fetch.connections_per_site must be a whole number 1-6: the pages of one site fetched at once (1: one after another), never more connections to one host than a browser opens."
   }
 
   validation {

@@ -24,7 +24,9 @@ HTML = "text/html; charset=utf-8"
 @dataclass
 class Reply:
     """One scripted response. ``delay`` waits before the status line; ``trickle`` sends the body one
-    byte per ``trickle`` seconds, repeating it until the server stops."""
+    byte per ``trickle`` seconds, repeating it until the server stops. ``meet`` holds the request
+    until as many requests wait at the barrier as it has parties (then ``delay`` applies); a barrier
+    that breaks (its timeout) answers 503."""
 
     status: int = 200
     body: bytes = b""
@@ -32,6 +34,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     trickle: float | None = None
+    meet: threading.Barrier | None = None
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,9 @@ class WebFarm:
         self.sni_names: list[str | None] = []
         self.stopping = threading.Event()
         self.lock = threading.Lock()
+        # Requests received and not yet answered, and the most there ever were at once.
+        self.in_flight = 0
+        self.peak_in_flight = 0
 
     def route(self, path: str, *replies: Reply) -> None:
         self.routes[path] = list(replies) or [Reply()]
@@ -89,12 +95,30 @@ def _handler_for(farm: WebFarm) -> type[BaseHTTPRequestHandler]:
                     SeenRequest(path, self.headers.get("Host"), self.headers.get("User-Agent"))
                 )
             reply = farm.next_reply(path)
-            if reply.delay and farm.stopping.wait(reply.delay):
-                return
+            with farm.lock:
+                farm.in_flight += 1
+                farm.peak_in_flight = max(farm.peak_in_flight, farm.in_flight)
+            try:
+                reply = self._met(reply)
+                if reply.delay and farm.stopping.wait(reply.delay):
+                    return
+            finally:
+                # Before the answer goes out: the client cannot send its next request any earlier.
+                with farm.lock:
+                    farm.in_flight -= 1
             try:
                 self._send(reply)
             except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
                 return
+
+        def _met(self, reply: Reply) -> Reply:
+            if reply.meet is None:
+                return reply
+            try:
+                reply.meet.wait()
+            except threading.BrokenBarrierError:
+                return Reply(status=503, body=b"<html><body>not met</body></html>")
+            return reply
 
         def _send(self, reply: Reply) -> None:
             self.send_response(reply.status)

@@ -3,6 +3,12 @@
 An extra page may also be on a parent domain of the site (``example.de/impressum`` for
 ``shop.example.de``): the same company.
 
+Once the home page is read and robots.txt has been asked about every chosen extra page, the allowed
+ones are fetched at once, at most ``connections_per_site`` at a time
+(:mod:`outreach.scraping.page_fetches`), each with the same limits, address guard and deadline as
+the home page. Their answers are recorded and merged in the order the pages were chosen, so the
+result is the one fetching them one after another gives.
+
 The home page decides the task: its fatal and retryable errors propagate unchanged. Extra pages are a
 bonus: any error on one (fetching or extracting it) is recorded on its page record and the crawl goes
 on, and no extra page is started once less than :data:`EXTRA_PAGE_MIN_SECONDS` remain before the
@@ -28,6 +34,7 @@ from outreach.scraping.charset import decode_html
 from outreach.scraping.contacts import FoundEmail, FoundPhone
 from outreach.scraping.extract import CandidateLink, PageExtract, extract_page
 from outreach.scraping.page_choice import KIND_PRIORITY
+from outreach.scraping.page_fetches import PageFetches
 from outreach.scraping.robots import MAX_ROBOTS_BYTES, RobotsRules
 from outreach.scraping.safe_fetch import BACKOFF_BASE_SECONDS, FetchedPage, fetch_page
 from outreach.scraping.site_scrape import PageRecord, SiteScrape
@@ -90,37 +97,53 @@ def scrape_site(
     pages = [_record(home, extract=home_extract)]
     extracts = [home_extract]
 
+    # robots.txt first (of the parent domain too), then the allowed pages fetched at once.
+    planned: list[PageRecord | CandidateLink] = []
     for link in choose_extra_links(home_extract.candidate_links, settings.max_extra_pages, seen):
         if deadline - time.monotonic() < EXTRA_PAGE_MIN_SECONDS:
             break
-        target = parse_http_url(link.url)
-        if not robots.allows(target):
-            pages.append(PageRecord(link.url, 0, 0, False, skipped="robots_disallowed"))
-            continue
-        try:
-            page = fetch(link.url)
-        except FatalScrapeError as exc:  # outcome: extra page skipped, recorded on its page record
-            pages.append(PageRecord(link.url, _status_of(exc.reason), 0, False, skipped=exc.reason))
-            continue
-        except RetryableScrapeError as exc:  # outcome: extra page skipped, recorded on its page record
-            reason = exc.reason
-            pages.append(PageRecord(link.url, _status_of(reason), 0, False, skipped=reason))
-            continue
-        final = parse_http_url(page.url)
-        if not any(same_company_site(final.canonical, known.canonical) for known in site_targets):
-            pages.append(_record(page, skipped="off_site"))
-            continue
-        if page_key(final) in seen:
-            pages.append(_record(page, skipped="duplicate"))
-            continue
-        seen.add(page_key(final))
-        try:
-            extract = _extract(page, settings, deadline, site_language=home_extract.language)
-        except ScrapeError as exc:  # outcome: extra page skipped, recorded on its page record
-            pages.append(_record(page, skipped=exc.reason))
-            continue
-        pages.append(_record(page, extract=extract))
-        extracts.append(extract)
+        if robots.allows(parse_http_url(link.url)):
+            planned.append(link)
+        else:
+            planned.append(PageRecord(link.url, 0, 0, False, skipped="robots_disallowed"))
+
+    with PageFetches(
+        fetch,
+        connections=settings.connections_per_site,
+        deadline=deadline,
+        min_seconds=EXTRA_PAGE_MIN_SECONDS,
+    ) as fetches:
+        started = [item if isinstance(item, PageRecord) else fetches.start(item.url) for item in planned]
+        for item in started:
+            if isinstance(item, PageRecord):
+                pages.append(item)
+                continue
+            try:
+                page = item.result()
+            except FatalScrapeError as exc:  # outcome: extra page skipped, recorded on its page record
+                pages.append(PageRecord(item.url, _status_of(exc.reason), 0, False, skipped=exc.reason))
+                continue
+            except RetryableScrapeError as exc:  # outcome: extra page skipped, recorded on its page record
+                reason = exc.reason
+                pages.append(PageRecord(item.url, _status_of(reason), 0, False, skipped=reason))
+                continue
+            if page is None:  # the deadline came before it could start
+                continue
+            final = parse_http_url(page.url)
+            if not any(same_company_site(final.canonical, known.canonical) for known in site_targets):
+                pages.append(_record(page, skipped="off_site"))
+                continue
+            if page_key(final) in seen:
+                pages.append(_record(page, skipped="duplicate"))
+                continue
+            seen.add(page_key(final))
+            try:
+                extract = _extract(page, settings, deadline, site_language=home_extract.language)
+            except ScrapeError as exc:  # outcome: extra page skipped, recorded on its page record
+                pages.append(_record(page, skipped=exc.reason))
+                continue
+            pages.append(_record(page, extract=extract))
+            extracts.append(extract)
 
     return _merge(home.url, extracts, tuple(pages), settings, robots.record())
 

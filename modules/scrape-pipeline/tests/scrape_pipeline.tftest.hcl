@@ -159,6 +159,7 @@ run "scraper_runs_420_seconds_with_1536_mb_and_140_reserved" {
       SCRAPER_MAX_EXTRA_PAGES         = "3"
       SCRAPER_MAX_TEXT_CHARS          = "20000"
       SCRAPER_RESPECT_ROBOTS_TXT      = "1"
+      SCRAPER_CONNECTIONS_PER_SITE    = "3"
       POWERTOOLS_SERVICE_NAME         = "scraper"
       POWERTOOLS_LOG_LEVEL            = "INFO"
       POWERTOOLS_METRICS_NAMESPACE    = "OutreachPipeline/test"
@@ -316,6 +317,49 @@ run "rejects_a_retry_delay_beyond_the_sqs_visibility_limit" {
 
   variables {
     scraper = { retry_schedule_seconds = [120, 43201] }
+  }
+
+  expect_failures = [var.scraper]
+}
+
+run "fetches_one_page_after_another_with_one_connection_per_site" {
+  command = plan
+
+  variables {
+    scraper = { fetch = { connections_per_site = 1 } }
+  }
+
+  assert {
+    condition     = output.scraper_settings.environment["SCRAPER_CONNECTIONS_PER_SITE"] == "1"
+    error_message = "connections_per_site = 1 must reach the scraper as SCRAPER_CONNECTIONS_PER_SITE."
+  }
+}
+
+run "rejects_no_connection_per_site" {
+  command = plan
+
+  variables {
+    scraper = { fetch = { connections_per_site = 0 } }
+  }
+
+  expect_failures = [var.scraper]
+}
+
+run "rejects_more_connections_per_site_than_a_browser_opens" {
+  command = plan
+
+  variables {
+    scraper = { fetch = { connections_per_site = 7 } }
+  }
+
+  expect_failures = [var.scraper]
+}
+
+run "rejects_a_fractional_connections_per_site" {
+  command = plan
+
+  variables {
+    scraper = { fetch = { connections_per_site = 2.5 } }
   }
 
   expect_failures = [var.scraper]

@@ -40,7 +40,7 @@ TRANSIENT_EVERY = 20  # 5 % of the sites
 # Every request to a transient site's home page fails until this many were made: one delivery's attempts.
 FAILED_REQUESTS = 3
 SEED_SCHEDULE = "5400"
-TARGET = 0.8
+TARGET = 0.9
 # While nothing runs, the clock jumps ahead by the idle skip per settled real second. A retry that
 # comes due during a jump is received at its end: at most one skip late. Short against our first
 # retry, long enough to cross the seed's 90 minutes in well under a minute of wall time.

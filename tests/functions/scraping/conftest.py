@@ -25,6 +25,7 @@ FAST_SETTINGS = ScrapeSettings(
     max_extra_pages=3,
     max_text_chars=5_000,
     allow_loopback=True,
+    connections_per_site=3,
 )
 
 
