@@ -18,7 +18,7 @@ from outreach.email_task import PlannedEmail, utc_iso
 from outreach.errors import InvalidJobInputError, ItemTooLargeError, MalformedFieldError
 from outreach.item_size import ITEM_LIMIT_BYTES, TRANSACTION_ACTION_LIMIT, TRANSACTION_LIMIT_BYTES, item_size
 from outreach.task_ids import normalise_url, scrape_task_id, validate_job_id, validate_url_list
-from outreach.task_model import Kind, Status, open_key
+from outreach.task_model import Kind, Status, open_key, shard_of
 from outreach.task_store.counters import COUNTER_SHARDS, counter_key, counter_shard, counter_update
 from outreach.task_store.items import cancellation_codes, is_condition_failure, to_avs
 
@@ -141,7 +141,8 @@ def email_row_size(email: PlannedEmail) -> int:
 
 
 def _new_item(job_id: str, kind: Kind, task_id: str, fields: Mapping[str, Any], now: str) -> dict[str, Any]:
-    """The Pending row a creating transaction puts."""
+    """The Pending row a creating transaction puts, in the ``open-tasks`` shard its id falls in
+    (``config.open_index_shards``); every later status change keeps that shard."""
     return {
         **fields,
         "task_id": task_id,
@@ -149,7 +150,7 @@ def _new_item(job_id: str, kind: Kind, task_id: str, fields: Mapping[str, Any], 
         "status": Status.PENDING.value,
         "created_at": now,
         "updated_at": now,
-        "open_key": open_key(kind.value, Status.PENDING),
+        "open_key": open_key(kind.value, Status.PENDING, shard_of(task_id, config.open_index_shards())),
     }
 
 

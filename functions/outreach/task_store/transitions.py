@@ -41,11 +41,14 @@ class _Seen:
     status: Status | None
     updated_at: str | None
     lease_owner: str | None
+    open_shard: int
 
     @classmethod
     def of(cls, task: Task | MalformedTask) -> _Seen:
         owner = task.lease.owner if isinstance(task, Task) and task.lease is not None else None
-        return cls(task.task_id, task.kind, task.job_id, task.status, task.updated_at, owner)
+        # A malformed row only ever leaves the index (fail_malformed): its shard is never written.
+        shard = task.open_shard if isinstance(task, Task) else 0
+        return cls(task.task_id, task.kind, task.job_id, task.status, task.updated_at, owner, shard)
 
 
 def _refused(rule: Rule, seen: _Seen, status: Status) -> bool:
@@ -86,7 +89,7 @@ def apply(
         set_values["expires_at"] = int(clock.now()) + TERMINAL_RETENTION_SECONDS
         removals.append("open_key")
     elif rule.to is not None:
-        set_values["open_key"] = open_key(seen.kind, rule.to)
+        set_values["open_key"] = open_key(seen.kind, rule.to, seen.open_shard)
     names = {"#status": "status"}
     bound: dict[str, Any] = {}
     assignments = []
