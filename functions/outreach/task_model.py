@@ -236,8 +236,9 @@ class Task:
     failure_reason: str | None = None
     last_error: str | None = None
     email: EmailFields | None = None
-    # The ``open-tasks`` shard the task was created in (``open_key``): every status change keeps it.
-    open_shard: int = 0
+    # The ``open-tasks`` shard its ``open_key`` names (None for a row without one, a terminal task):
+    # every status change keeps it.
+    open_shard: int | None = None
 
     @property
     def is_terminal(self) -> bool:
@@ -277,7 +278,7 @@ class Task:
                     if item["kind"] == Kind.EMAIL.value
                     else None
                 ),
-                open_shard=open_key_shard(item["open_key"]) if "open_key" in item else 0,
+                open_shard=open_key_shard(item["open_key"]) if "open_key" in item else None,
             )
         except (KeyError, ValueError, TypeError) as exc:
             raise ValueError(f"not a task row: {exc}") from exc
