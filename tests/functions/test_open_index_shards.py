@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from types import SimpleNamespace
 
 import boto3
 import pytest
 
+from embedded_aws.dynamodb_partition_throttling import partition_throttling
 from outreach import clock, task_store
 from outreach.task_model import Kind, Status, open_key, shard_of
+from outreach.task_store import creation
 from tests.support.aws import REGION, Resources
 
 SHARDS = 8
@@ -83,3 +86,26 @@ def test_a_row_written_before_the_index_was_sharded_is_read_as_shard_zero_and_ke
     assert _stored_key(resources.table, task_id) == "scrape#Running"
     moment[0] += 1
     assert [t.task_id for t in task_store.open_tasks(Kind.SCRAPE, Status.RUNNING, clock.iso())] == [task_id]
+
+
+def test_job_creation_throttled_on_a_hot_index_key_waits_and_creates_every_task_once(
+    resources: Resources, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN one unsharded key whose partition takes 100 write units a second (one transaction of 90
+    # tasks), on a clock that moves only while the creation pauses
+    monkeypatch.setenv("OPEN_INDEX_SHARDS", "1")
+    now = [0.0]
+    monkeypatch.setattr(
+        creation, "time", SimpleNamespace(sleep=lambda seconds: now.__setitem__(0, now[0] + seconds))
+    )
+    urls = [f"https://site{i}.example" for i in range(600)]
+    with partition_throttling(limit=100, now=lambda: now[0]) as throttle:
+        # WHEN a job of 600 tasks is created
+        created = task_store.create_scrape_job("job-hot", urls)
+    # THEN its transactions were cancelled for throttling, sent again after pauses, and every task
+    # exists once
+    assert throttle.throttled_requests > 0
+    assert created.throttling.retries == throttle.throttled_requests
+    assert created.throttling.paused_seconds == pytest.approx(now[0]) and now[0] >= 5.0
+    assert len(created.created) == len(urls) and not created.existing
+    assert task_store.job_counts("job-hot")["Pending"] == len(urls)
