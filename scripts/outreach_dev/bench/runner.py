@@ -30,8 +30,10 @@ from outreach_dev.bench import (
     dispatcher_overhead,
     extraction,
     index_hot_spot,
+    large_job,
     makespan,
     reconciler_scaling,
+    sharded_creation,
 )
 from outreach_dev.bench.cost_model import PriceTable
 from outreach_dev.bench.report import Section, failed, render
@@ -50,10 +52,12 @@ class Sizes:
     extraction_repeats: int
     cold_start_runs: int
     makespan_sites: int  # 0: not run at this size
+    sharded_creation_tasks: int = 100_000  # one job created unsharded, then over the shards
+    large_job_sites: int = 100_000  # a job through creation and dispatch on the embedded AWS
 
 
 FULL = Sizes(1_000, 20, (1_000, 10_000, 100_000), 1_000, 7, 60, 15, 7, 1_000)
-SMOKE = Sizes(6, 2, (30, 120), 40, 3, 3, 3, 1, 0)
+SMOKE = replace(Sizes(6, 2, (30, 120), 40, 3, 3, 3, 1, 0), sharded_creation_tasks=300, large_job_sites=200)
 # BENCH_FULL=1: the makespan job is the seed's spike of 3,575 sites.
 FULL_SPIKE = replace(FULL, makespan_sites=3_575)
 # Seconds each page of a farm site takes to answer (real time; x10 on the virtual clock).
@@ -114,6 +118,8 @@ def run_all(sizes: Sizes) -> list[Section]:
         lambda: [dispatcher_overhead.run(sizes.dispatch_records, sizes.dispatch_repeats)],
     )
     sections += _attempt("reconciler scaling", lambda: [reconciler_scaling.run(sizes.reconciler_tables)])
+    sections += _attempt("sharded creation", lambda: [sharded_creation.run(sizes.sharded_creation_tasks)])
+    sections += _attempt("large job", lambda: [large_job.run(sizes.large_job_sites)])
     sections += _attempt(
         "extraction", lambda: [extraction.run(sizes.extraction_sites, sizes.extraction_repeats)]
     )
