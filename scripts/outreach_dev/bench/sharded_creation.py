@@ -5,8 +5,10 @@ throttling switched on (``dynamodb_partition_throttling``: 1,000 write units a s
 key of the table and of each index, on the wall clock): once with every open task under one
 ``open-tasks`` key (``OPEN_INDEX_SHARDS=1``, the layout before sharding), once over the default shard
 count of modules/tasks-table. Each run reports its creation time, the requests the emulator refused
-for throttling and the pauses job creation took before sending them again. The two runs alternate
-with nothing else between them, so load on the machine falls on both alike.
+for throttling and the pauses job creation took before sending them again. The two runs follow each
+other with nothing between them, so load on the machine falls on both alike. One key throttles only
+where the creator writes faster than 1,000 tasks a second: the one-key rate's ratio to that limit
+says whether this machine's moto got there.
 """
 
 from __future__ import annotations
@@ -60,6 +62,14 @@ def run(tasks: int) -> Section:
         },
     )
     prefix = f"{tasks:,} tasks"
+    section.add(
+        Figure(
+            f"{prefix}, one key: tasks created per second",
+            one_key["tasks_per_second"],
+            "tasks/s",
+            baseline=PARTITION_WRITE_UNITS_PER_SECOND,
+        )
+    )
     section.add(Figure(f"{prefix}, one key: creation time", one_key["seconds"], "s"))
     section.add(Figure(f"{prefix}, one key: throttled requests", one_key["throttled_requests"], "requests"))
     section.add(
@@ -68,8 +78,6 @@ def run(tasks: int) -> Section:
             sharded["seconds"],
             "s",
             baseline=one_key["seconds"],
-            target="<= the one-key time",
-            met=sharded["seconds"] <= one_key["seconds"],
         )
     )
     section.add(
