@@ -57,7 +57,7 @@ class Sizes:
 
 
 FULL = Sizes(1_000, 20, (1_000, 10_000, 100_000), 1_000, 7, 60, 15, 7, 1_000)
-SMOKE = replace(Sizes(6, 2, (30, 120), 40, 3, 3, 3, 1, 0), sharded_creation_tasks=300, large_job_sites=200)
+SMOKE = replace(Sizes(6, 2, (30, 120), 40, 3, 3, 3, 1, 0), sharded_creation_tasks=100, large_job_sites=50)
 # BENCH_FULL=1: the makespan job is the seed's spike of 3,575 sites.
 FULL_SPIKE = replace(FULL, makespan_sites=3_575)
 # Seconds each page of a farm site takes to answer (real time; x10 on the virtual clock).
