@@ -236,17 +236,22 @@ def _after_update(
 def _action_units(backend: Any, op_type: str, op: dict[str, Any], factor: int) -> dict[Key, int]:
     table_name = op["TableName"]
     if op_type == "Put":
-        after = _typed(op["Item"])
-        before = _current(backend, table_name, _key_of_item(backend, table_name, op["Item"]))
-        return write_units(backend, table_name, before, after, factor=factor)
+        stored = _current(backend, table_name, _key_of_item(backend, table_name, op["Item"]))
+        return write_units(backend, table_name, stored, _typed(op["Item"]), factor=factor)
     if op_type == "Update":
-        before = _current(backend, table_name, op["Key"])
-        after = _after_update(backend, table_name, op["Key"], op)
-        return write_units(backend, table_name, before, after, factor=factor)
+        current = _current(backend, table_name, op["Key"])
+        # An update whose result cannot be worked out (moto then refuses it itself) is costed as
+        # leaving the item as it is.
+        updated = _after_update(backend, table_name, op["Key"], op) or current
+        return write_units(backend, table_name, current, updated, factor=factor)
     if op_type == "Delete":
-        before = _current(backend, table_name, op["Key"])
-        return write_units(backend, table_name, before, None, factor=factor)
+        return write_units(backend, table_name, _current(backend, table_name, op["Key"]), None, factor=factor)
     return {}
+
+
+def _depth() -> int:
+    """How many throttled requests this thread is inside (their item writes are costed already)."""
+    return int(getattr(_inside, "depth", 0))
 
 
 def _merge(into: dict[Key, int], more: dict[Key, int]) -> None:
@@ -261,7 +266,7 @@ def _single(op_type: str, method: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(method)
     def throttled(self: Any, *args: Any, **kwargs: Any) -> Any:
         throttle = _active
-        if throttle is None or getattr(_inside, "depth", 0):
+        if throttle is None or _depth():
             return method(self, *args, **kwargs)
         call = signature.bind(self, *args, **kwargs).arguments
         with WRITE_LOCK:
@@ -307,7 +312,7 @@ def _transaction(method: Callable[..., Any]) -> Callable[..., Any]:
                     for units in per_action
                 ]
                 raise TransactionCanceledException(reasons)
-            _inside.depth = getattr(_inside, "depth", 0) + 1
+            _inside.depth = _depth() + 1
             try:
                 return method(self, transact_items)
             finally:
@@ -322,7 +327,7 @@ def _batch(method: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(method)
     def unthrottled(self: Any, *args: Any, **kwargs: Any) -> Any:
-        _inside.depth = getattr(_inside, "depth", 0) + 1
+        _inside.depth = _depth() + 1
         try:
             return method(self, *args, **kwargs)
         finally:

@@ -107,7 +107,7 @@ def test_a_throttled_index_write_throttles_the_table_write_that_caused_it(
     # A new item (its own table key, never written) whose index entry goes under the exhausted key
     with pytest.raises(ClientError) as refused:
         dynamodb.put_item(TableName=TABLE, Item={"pk": {"S": "fresh"}, "gk": {"S": "hot"}})
-    error = refused.value.response
+    error: dict[str, Any] = dict(refused.value.response)
     assert error["Error"]["Code"] == "ProvisionedThroughputExceededException"
     assert [reason["reason"] for reason in error["ThrottlingReasons"]] == [
         "IndexWriteKeyRangeThroughputExceeded"
@@ -146,9 +146,8 @@ def test_one_table_key_takes_1000_units_a_second_and_more_once_a_second_has_pass
             UpdateExpression="ADD n :one",
             ExpressionAttributeValues={":one": {"N": "1"}},
         )
-    assert [r["reason"] for r in refused.value.response["ThrottlingReasons"]] == [
-        "TableWriteKeyRangeThroughputExceeded"
-    ]
+    error: dict[str, Any] = dict(refused.value.response)
+    assert [r["reason"] for r in error["ThrottlingReasons"]] == ["TableWriteKeyRangeThroughputExceeded"]
     now[0] += 0.5
     dynamodb.update_item(
         TableName=TABLE,

@@ -10,7 +10,7 @@ import pytest
 
 from embedded_aws.dynamodb_partition_throttling import partition_throttling
 from outreach import clock, task_store
-from outreach.task_model import Kind, Status, open_key, shard_of
+from outreach.task_model import Kind, Status, Task, open_key, shard_of
 from outreach.task_store import creation
 from tests.support.aws import REGION, Resources
 
@@ -82,6 +82,7 @@ def test_a_row_written_before_the_index_was_sharded_is_read_as_shard_zero_and_ke
     moment[0] += 1
     found = list(task_store.open_tasks(Kind.SCRAPE, Status.PENDING, clock.iso()))
     assert [task.task_id for task in found] == [task_id]
+    assert isinstance(found[0], Task)
     task_store.claim(found[0], message_id="m-1", receive_count=1, lease_seconds=600)
     assert _stored_key(resources.table, task_id) == "scrape#Running"
     moment[0] += 1
