@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 
 from outreach.errors import ConfigurationError
+from outreach.task_model import MAX_OPEN_INDEX_SHARDS
 from outreach.warmup_ramp import WarmupRamp, parse_caps, parse_start
 
 
@@ -50,6 +51,15 @@ def _switch(name: str) -> bool:
 
 def tasks_table() -> str:
     return _required("TASKS_TABLE")
+
+
+def open_index_shards() -> int:
+    """How many shards the ``open-tasks`` index key is written over (``OPEN_INDEX_SHARDS``,
+    modules/tasks-table's ``open_index_shards``): creation writes each task to one, readers query all."""
+    shards = _int("OPEN_INDEX_SHARDS", minimum=1)
+    if shards > MAX_OPEN_INDEX_SHARDS:
+        raise ConfigurationError(f"OPEN_INDEX_SHARDS must be <= {MAX_OPEN_INDEX_SHARDS}, got {shards}")
+    return shards
 
 
 def contacts_table() -> str:
@@ -321,12 +331,14 @@ def for_sending_guard() -> frozenset[str]:
 
 def for_scrape_reconciler() -> ReconcilerSettings:
     tasks_table()
+    open_index_shards()
     scrape_queue_url()
     return ReconcilerSettings.from_env()
 
 
 def for_email_reconciler() -> EmailReconcilerSettings:
     tasks_table()
+    open_index_shards()
     return EmailReconcilerSettings.from_env()
 
 

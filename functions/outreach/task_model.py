@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -64,9 +65,39 @@ ALLOWED_TRANSITIONS: dict[Status, frozenset[Status]] = {
 }
 
 
-def open_key(kind: str, status: Status) -> str:
-    """Partition key of the sparse ``open-tasks`` index; only non-terminal tasks carry it."""
-    return f"{kind}#{status.value}"
+# The most shards the ``open-tasks`` index key may be split into (modules/tasks-table validates
+# ``open_index_shards`` against the same bound): every reader queries each one.
+MAX_OPEN_INDEX_SHARDS = 100
+
+
+def shard_of(task_id: str, shards: int) -> int:
+    """The shard (0 to ``shards`` - 1) a task falls in, the same for the same id on every call."""
+    return int(hashlib.sha256(task_id.encode()).hexdigest()[:8], 16) % shards
+
+
+def open_key(kind: str, status: Status, shard: int = 0) -> str:
+    """Partition key of the sparse ``open-tasks`` index; only non-terminal tasks carry it.
+
+    ``<kind>#<status>#<shard>``, written over the shards so no one key takes a whole job's writes;
+    shard 0 keeps the unsuffixed ``<kind>#<status>``, the key of every row written before the index
+    was sharded, so those rows are read as shard 0 and need no re-keying (docs/task-store.md).
+    """
+    if not 0 <= shard < MAX_OPEN_INDEX_SHARDS:
+        raise ValueError(f"open-tasks shard must be 0-{MAX_OPEN_INDEX_SHARDS - 1}, got {shard}")
+    base = f"{kind}#{status.value}"
+    return base if shard == 0 else f"{base}#{shard}"
+
+
+def open_key_shard(key: Any) -> int:
+    """The shard an ``open_key`` names (0 for an unsuffixed key); ``MalformedFieldError`` otherwise."""
+    if not isinstance(key, str) or len(key) > 64:
+        raise MalformedFieldError("open_key", "not text of at most 64 characters")
+    parts = key.split("#")
+    if len(parts) == 2:
+        return 0
+    if len(parts) != 3 or not parts[2].isdigit() or not 0 < int(parts[2]) < MAX_OPEN_INDEX_SHARDS:
+        raise MalformedFieldError("open_key", f"not <kind>#<status>[#<shard>]: {key[:64]!r}")
+    return int(parts[2])
 
 
 @dataclass(frozen=True)
@@ -205,6 +236,9 @@ class Task:
     failure_reason: str | None = None
     last_error: str | None = None
     email: EmailFields | None = None
+    # The ``open-tasks`` shard its ``open_key`` names (None for a row without one, a terminal task):
+    # every status change keeps it.
+    open_shard: int | None = None
 
     @property
     def is_terminal(self) -> bool:
@@ -244,6 +278,7 @@ class Task:
                     if item["kind"] == Kind.EMAIL.value
                     else None
                 ),
+                open_shard=open_key_shard(item["open_key"]) if "open_key" in item else None,
             )
         except (KeyError, ValueError, TypeError) as exc:
             raise ValueError(f"not a task row: {exc}") from exc

@@ -605,6 +605,7 @@ module "reconciler" {
 
   environment = {
     TASKS_TABLE                     = var.tasks_table.name
+    OPEN_INDEX_SHARDS               = tostring(var.tasks_table.open_index_shards)
     EMAIL_SCHEDULE_GROUP            = aws_scheduler_schedule_group.this.name
     EMAIL_WORKER_ARN                = module.worker.function_arn
     EMAIL_SCHEDULER_ROLE_ARN        = aws_iam_role.scheduler.arn

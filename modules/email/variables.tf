@@ -9,12 +9,13 @@ variable "name_prefix" {
 }
 
 variable "tasks_table" {
-  description = "The tasks table: name, ARN, the ARN of its open-tasks index and the lease margin of its claims (modules/tasks-table)."
+  description = "The tasks table: name, ARN, the ARN of its open-tasks index, the lease margin of its claims and the shard count of the open-tasks key (modules/tasks-table)."
   type = object({
     name                       = string
     arn                        = string
     open_tasks_index_arn       = string
     claim_lease_margin_seconds = number
+    open_index_shards          = number
   })
 }
 

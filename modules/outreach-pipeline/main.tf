@@ -38,6 +38,7 @@ module "tasks_table" {
 
   name                = "${local.name_prefix}-tasks"
   deletion_protection = var.deletion_protection
+  open_index_shards   = var.open_index_shards
 }
 
 # One record per address and blocked domain: whether the pipeline may still write to it.
@@ -114,6 +115,7 @@ module "scrape_reconciler" {
 
   environment = {
     TASKS_TABLE                     = module.tasks_table.name
+    OPEN_INDEX_SHARDS               = tostring(module.tasks_table.open_index_shards)
     SCRAPE_QUEUE_URL                = module.scrape_pipeline.queue_url
     RECONCILE_PENDING_AFTER_SECONDS = tostring(module.stream_dispatch.dispatch_horizon_seconds)
     RECONCILE_RUNNING_AFTER_SECONDS = tostring(module.scrape_pipeline.redelivery_horizon_seconds)
@@ -159,6 +161,8 @@ module "email" {
     open_tasks_index_arn = module.tasks_table.open_tasks_index_arn
     # The worker's claims and the reconciler's running threshold use the table's lease margin.
     claim_lease_margin_seconds = module.tasks_table.claim_lease_margin_seconds
+    # The reconciler queries every shard of the open-tasks key.
+    open_index_shards = module.tasks_table.open_index_shards
   }
   contact_ledger = {
     name         = module.contact_ledger.name

@@ -117,6 +117,12 @@ variable "results_expiration_days" {
   default     = null
 }
 
+variable "open_index_shards" {
+  description = "Shards the open-tasks index key is written over; null takes tasks-table's default (it owns the table, derives the default from the expected creation rate and validates the value)."
+  type        = number
+  default     = null
+}
+
 variable "failure_record_expiration_days" {
   description = "Days the stream mapping's failure records are kept."
   type        = number

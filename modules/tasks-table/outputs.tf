@@ -52,3 +52,8 @@ output "claim_lease_margin_seconds" {
   description = "Seconds a claim outlives the invocation that took it (CLAIM_LEASE_MARGIN_SECONDS of the functions that claim tasks)."
   value       = var.claim_lease_margin_seconds
 }
+
+output "open_index_shards" {
+  description = "Shards the open-tasks index key is written over (OPEN_INDEX_SHARDS of the functions and the command line that create or read open tasks)."
+  value       = var.open_index_shards
+}

@@ -136,31 +136,28 @@ def _at_most(current: int, update_expression: str, names: Any, values: Any) -> i
     return current * (1 + paths) + carried + 8 * paths
 
 
-def _grows_too_large(
+def updated_copy(
     backend: Any,
     table_name: str,
     key: dict[str, Any],
     update_expression: str | None,
     names: dict[str, Any] | None,
     values: dict[str, Any] | None,
-) -> bool:
-    """Whether the item would be over 400 KB once the update is applied, worked out on a copy when a
-    cheap bound does not settle it; False without an UpdateExpression (the legacy AttributeUpdates are
-    not sized) or when moto refuses the update for another reason (it then says why itself)."""
+) -> Any:
+    """The item as it would be once the update is applied, worked out on a copy (the stored item is
+    left as it is); None without an UpdateExpression (the legacy AttributeUpdates are not worked out)
+    or when moto refuses the update for another reason (it then says why itself)."""
     from moto.dynamodb.models.dynamo_type import Item
     from moto.dynamodb.parsing.executors import UpdateExpressionExecutor
     from moto.dynamodb.parsing.expressions import UpdateExpressionParser  # type: ignore[attr-defined]
     from moto.dynamodb.parsing.validators import UpdateExpressionValidator
 
     if not update_expression:
-        return False
+        return None
     try:
         table = backend.get_table(table_name)
         hash_value, range_value = backend.get_keys_value(table, key)
         current = table.get_item(hash_value, range_value)
-        size = 0 if current is None else item_size(current.attrs)
-        if _at_most(size + item_size(key), update_expression, names, values) <= MAX_ITEM_BYTES:
-            return False
         if current is None:
             attributes = {table.hash_key_attr: key[table.hash_key_attr]}
             if table.range_key_attr is not None:
@@ -179,8 +176,33 @@ def _grows_too_large(
         validated.normalize()
         UpdateExpressionExecutor(validated, item, names).execute()
     except Exception:
+        return None
+    return item
+
+
+def _grows_too_large(
+    backend: Any,
+    table_name: str,
+    key: dict[str, Any],
+    update_expression: str | None,
+    names: dict[str, Any] | None,
+    values: dict[str, Any] | None,
+) -> bool:
+    """Whether the item would be over 400 KB once the update is applied, worked out on a copy
+    (``updated_copy``) when a cheap bound does not settle it; False when no copy can be worked out."""
+    if not update_expression:
         return False
-    return item_size(item.attrs) > MAX_ITEM_BYTES
+    try:
+        table = backend.get_table(table_name)
+        hash_value, range_value = backend.get_keys_value(table, key)
+        current = table.get_item(hash_value, range_value)
+    except Exception:
+        return False
+    size = 0 if current is None else item_size(current.attrs)
+    if _at_most(size + item_size(key), update_expression, names, values) <= MAX_ITEM_BYTES:
+        return False
+    item = updated_copy(backend, table_name, key, update_expression, names, values)
+    return item is not None and item_size(item.attrs) > MAX_ITEM_BYTES
 
 
 def _put_checked(put_item: Callable[..., Any]) -> Callable[..., Any]:

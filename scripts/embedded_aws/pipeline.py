@@ -100,6 +100,7 @@ class LocalPipeline:
             "AWS_DEFAULT_REGION": self.region,
             "AWS_REGION": self.region,
             "TASKS_TABLE": self.pipeline["tasks_table_name"],
+            "OPEN_INDEX_SHARDS": str(self.pipeline["open_index_shards"]),
             "SCRAPE_QUEUE_URL": self.pipeline["scrape_queue_url"],
             "SCRAPE_DLQ_URL": self.pipeline["scrape_dlq_url"],
             "RESULTS_BUCKET": self.pipeline["results_bucket"],

@@ -8,6 +8,7 @@ table or stream, so records stay where they are until the project's pollers deli
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import socket
@@ -17,6 +18,7 @@ from typing import Any
 
 from embedded_aws.clock import VirtualClock, install_in_moto
 from embedded_aws.cloudwatch_alarm_state import start_alarms_without_data
+from embedded_aws.dynamodb_partition_throttling import partition_throttling as throttled_partitions
 from embedded_aws.dynamodb_read_isolation import isolate_dynamodb_reads
 from embedded_aws.dynamodb_size_limits import enforce_dynamodb_size_limits
 from embedded_aws.dynamodb_transactions import make_transactions_atomic
@@ -141,10 +143,14 @@ def free_port() -> int:
 
 
 @contextmanager
-def embedded_aws(port: int | None = None, clock: VirtualClock | None = None) -> Iterator[str]:
+def embedded_aws(
+    port: int | None = None, clock: VirtualClock | None = None, *, partition_throttling: bool = False
+) -> Iterator[str]:
     """Run moto server on 127.0.0.1 for the duration of the block; yields its endpoint URL.
 
     With ``clock`` every time moto keeps (visibility timeouts, timestamps) follows that virtual clock.
+    With ``partition_throttling`` writes past 1,000 write units a second to one partition key of a
+    table or index are throttled (``dynamodb_partition_throttling``, per second of ``clock``).
     """
     from moto.server import ThreadedMotoServer
 
@@ -176,7 +182,8 @@ def embedded_aws(port: int | None = None, clock: VirtualClock | None = None) -> 
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=chosen, verbose=False)
     server.start()
     try:
-        yield f"http://127.0.0.1:{chosen}"
+        with throttled_partitions() if partition_throttling else contextlib.nullcontext():
+            yield f"http://127.0.0.1:{chosen}"
     finally:
         server.stop()
         if clock is not None:

@@ -31,7 +31,11 @@ def test_a_rule_is_applied_only_with_exactly_the_fields_it_declares(resources: R
     assert task_store.job_counts("job-1")["Pending"] == 1
 
 
-def test_the_reader_pages_lazily_and_counts_what_it_read(resources: Resources) -> None:
+def test_the_reader_pages_lazily_and_counts_what_it_read(
+    resources: Resources, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One shard: every page is of the one key (tests/functions/test_open_index_shards.py reads several).
+    monkeypatch.setenv("OPEN_INDEX_SHARDS", "1")
     task_store.create_scrape_job("job-1", [f"https://site{i}.example" for i in range(5)])
     cost = task_store.IndexRead()
     found = task_store.open_index_rows(Kind.SCRAPE, Status.PENDING, page_size=2, cost=cost)

@@ -7,11 +7,10 @@ counts move exactly when the status moves (never a bare ``ADD`` that a retry cou
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from outreach.task_model import Status
+from outreach.task_model import Status, shard_of
 from outreach.task_store.items import batch_get, to_av
 
 if TYPE_CHECKING:
@@ -22,7 +21,7 @@ COUNTER_SHARDS = 10
 
 def counter_shard(task_id: str) -> int:
     """The shard of its job's counters a task counts in."""
-    return int(hashlib.sha256(task_id.encode()).hexdigest()[:8], 16) % COUNTER_SHARDS
+    return shard_of(task_id, COUNTER_SHARDS)
 
 
 def counter_key(job_id: str, shard: int) -> str:

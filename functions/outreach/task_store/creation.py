@@ -6,6 +6,8 @@ a creation again creates nothing twice and the counts stay exact.
 
 from __future__ import annotations
 
+import random
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -18,9 +20,9 @@ from outreach.email_task import PlannedEmail, utc_iso
 from outreach.errors import InvalidJobInputError, ItemTooLargeError, MalformedFieldError
 from outreach.item_size import ITEM_LIMIT_BYTES, TRANSACTION_ACTION_LIMIT, TRANSACTION_LIMIT_BYTES, item_size
 from outreach.task_ids import normalise_url, scrape_task_id, validate_job_id, validate_url_list
-from outreach.task_model import Kind, Status, open_key
+from outreach.task_model import Kind, Status, open_key, shard_of
 from outreach.task_store.counters import COUNTER_SHARDS, counter_key, counter_shard, counter_update
-from outreach.task_store.items import cancellation_codes, is_condition_failure, to_avs
+from outreach.task_store.items import cancellation_codes, is_condition_failure, is_throttled, to_avs
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
@@ -36,6 +38,21 @@ MAX_ROW_BYTES = ITEM_LIMIT_BYTES - ROW_GROWTH_BYTES
 _CREATE_TRANSACTION_BYTES = TRANSACTION_LIMIT_BYTES - 256 * 1024
 # A number of up to 38 digits, as item_size counts it: the bound of one counter of a counter shard.
 _COUNTER_VALUE_BYTES = 21
+# A creating transaction cancelled for throttling (a hot partition key of the table or an index) is
+# sent again after a random pause of up to 0.05 s, doubling each time up to 2 s, at most this many
+# times in a row; then the throttling error is raised (the creation can be run again: it creates
+# nothing twice). The SDK's own retries do not repeat a cancelled transaction.
+THROTTLED_ATTEMPTS = 12
+_BACKOFF_FIRST_SECONDS = 0.05
+_BACKOFF_MAX_SECONDS = 2.0
+
+
+@dataclass
+class CreationThrottling:
+    """What throttling cost a creation: transactions cancelled and sent again, seconds paused."""
+
+    retries: int = 0
+    paused_seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -44,6 +61,7 @@ class JobCreation:
     created: list[str] = field(default_factory=list)
     existing: list[str] = field(default_factory=list)
     rejected: list[tuple[str, str]] = field(default_factory=list)
+    throttling: CreationThrottling = field(default_factory=CreationThrottling)
 
 
 def create_scrape_job(job_id: str, urls: Iterable[str]) -> JobCreation:
@@ -141,7 +159,8 @@ def email_row_size(email: PlannedEmail) -> int:
 
 
 def _new_item(job_id: str, kind: Kind, task_id: str, fields: Mapping[str, Any], now: str) -> dict[str, Any]:
-    """The Pending row a creating transaction puts."""
+    """The Pending row a creating transaction puts, in the ``open-tasks`` shard its id falls in
+    (``config.open_index_shards``); every later status change keeps that shard."""
     return {
         **fields,
         "task_id": task_id,
@@ -149,7 +168,7 @@ def _new_item(job_id: str, kind: Kind, task_id: str, fields: Mapping[str, Any], 
         "status": Status.PENDING.value,
         "created_at": now,
         "updated_at": now,
-        "open_key": open_key(kind.value, Status.PENDING),
+        "open_key": open_key(kind.value, Status.PENDING, shard_of(task_id, config.open_index_shards())),
     }
 
 
@@ -204,6 +223,7 @@ def _create_chunk(job_id: str, kind: Kind, chunk: Sequence[_Row], result: JobCre
     already are reported in ``result.existing`` and the rest written again without them."""
     table = config.tasks_table()
     remaining = list(chunk)
+    throttled = 0
     while remaining:
         now = clock.iso()
         actions: list[TransactWriteItemTypeDef] = []
@@ -226,6 +246,10 @@ def _create_chunk(job_id: str, kind: Kind, chunk: Sequence[_Row], result: JobCre
         try:
             clients.dynamodb().transact_write_items(TransactItems=actions)
         except ClientError as exc:
+            if is_throttled(exc) and throttled < THROTTLED_ATTEMPTS - 1:
+                throttled += 1
+                _pause(throttled, result.throttling)
+                continue
             if not is_condition_failure(exc):
                 raise
             codes = cancellation_codes(exc)
@@ -237,3 +261,12 @@ def _create_chunk(job_id: str, kind: Kind, chunk: Sequence[_Row], result: JobCre
             continue
         result.created.extend(task_id for task_id, _ in remaining)
         remaining = []
+
+
+def _pause(attempt: int, throttling: CreationThrottling) -> None:
+    """Wait before sending a throttled transaction again: full jitter over an exponential ceiling."""
+    ceiling = min(_BACKOFF_MAX_SECONDS, _BACKOFF_FIRST_SECONDS * 2 ** (attempt - 1))
+    seconds = random.uniform(0, ceiling)
+    throttling.retries += 1
+    throttling.paused_seconds += seconds
+    time.sleep(seconds)

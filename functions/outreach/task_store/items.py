@@ -133,3 +133,11 @@ def is_condition_failure(error: ClientError) -> bool:
     if code == "ConditionalCheckFailedException":
         return True
     return code == "TransactionCanceledException" and "ConditionalCheckFailed" in cancellation_codes(error)
+
+
+def is_throttled(error: ClientError) -> bool:
+    """Whether a transaction was cancelled because a table or index partition was throttled
+    (``ThrottlingError``, https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html):
+    nothing was written, and the SDK's retries do not repeat it."""
+    code = error.response.get("Error", {}).get("Code", "")
+    return code == "TransactionCanceledException" and "ThrottlingError" in cancellation_codes(error)

@@ -1,8 +1,11 @@
 """Reading tasks: one by id, the one a message names, and the open ones through the sparse index.
 
-Open tasks (Pending, Running) carry ``open_key`` = ``<kind>#<status>``, the partition key of the sparse
-``open-tasks`` index, with ``updated_at`` as its sort key. Terminal transitions remove it, so the index
-holds only work that may still need healing and reconcilers query it instead of scanning the table.
+Open tasks (Pending, Running) carry ``open_key`` = ``<kind>#<status>#<shard>``, the partition key of
+the sparse ``open-tasks`` index, with ``updated_at`` as its sort key. Terminal transitions remove it, so
+the index holds only work that may still need healing and reconcilers query it instead of scanning the
+table. The shard (``task_model.shard_of`` the task id, over ``config.open_index_shards`` shards, chosen
+at creation and kept by every status change) spreads a job's writes over that many keys, so creation
+is not held to one partition's write rate; ``open_index_rows`` queries every shard and merges them.
 
 Email tasks carry ``recipient_key`` (the normalised recipient), the partition key of the
 ``recipient-emails`` index (keys only): every email to one address, in every campaign, for a stop's
@@ -12,6 +15,7 @@ the sparse ``reply-handles`` index (keys only): the task a reply address names.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -73,22 +77,32 @@ def open_index_rows(
 ) -> Iterator[dict[str, Any]]:
     """The rows of the ``open-tasks`` index under one kind and open status, oldest first, lazily.
 
+    Every shard of the key (``config.open_index_shards``) is queried, each page by page, and the rows
+    are the union of all of them, merged on ``updated_at`` so the oldest comes first: the first page of
+    every shard is read before the first row is given, no further page before it is needed.
     ``updated`` is a condition on ``updated_at`` for the key (``updated_at < :before``),
-    ``filter_expression`` a filter on the rows read; ``values`` binds what either names.
+    ``filter_expression`` a filter on the rows read; ``values`` binds what either names; ``page_size``
+    is the Limit of each shard's Query.
     """
     if status not in OPEN:
         raise ValueError(f"only open statuses are indexed, not {status}")
-    request: dict[str, Any] = {
-        "IndexName": OPEN_TASKS_INDEX,
-        "KeyConditionExpression": "open_key = :key" + (f" AND {updated}" if updated else ""),
-        "ExpressionAttributeValues": to_avs({":key": open_key(kind.value, status), **(values or {})}),
-        "ScanIndexForward": True,
-    }
-    if filter_expression:
-        request["FilterExpression"] = filter_expression
-    if page_size is not None:
-        request["Limit"] = page_size
-    yield from rows("query", request, cost=cost)
+    requests: list[dict[str, Any]] = []
+    for shard in range(config.open_index_shards()):
+        request: dict[str, Any] = {
+            "IndexName": OPEN_TASKS_INDEX,
+            "KeyConditionExpression": "open_key = :key" + (f" AND {updated}" if updated else ""),
+            "ExpressionAttributeValues": to_avs(
+                {":key": open_key(kind.value, status, shard), **(values or {})}
+            ),
+            "ScanIndexForward": True,
+        }
+        if filter_expression:
+            request["FilterExpression"] = filter_expression
+        if page_size is not None:
+            request["Limit"] = page_size
+        requests.append(request)
+    shards = [rows("query", request, cost=cost) for request in requests]
+    yield from heapq.merge(*shards, key=lambda row: str(row.get("updated_at", "")))
 
 
 def open_tasks(

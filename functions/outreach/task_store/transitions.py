@@ -17,7 +17,15 @@ from botocore.exceptions import ClientError
 from outreach import clients, clock, config
 from outreach.email_task import parse_utc_iso
 from outreach.errors import TaskNotFoundError, TransitionRejectedError
-from outreach.task_model import ALLOWED_TRANSITIONS, EmailFields, MalformedTask, Status, Task, open_key
+from outreach.task_model import (
+    ALLOWED_TRANSITIONS,
+    EmailFields,
+    MalformedTask,
+    Status,
+    Task,
+    open_key,
+    shard_of,
+)
 from outreach.task_store.counters import counter_shard, counter_update
 from outreach.task_store.items import is_condition_failure, to_av, to_avs
 from outreach.task_store.reads import get_task
@@ -41,11 +49,21 @@ class _Seen:
     status: Status | None
     updated_at: str | None
     lease_owner: str | None
+    open_shard: int | None
 
     @classmethod
     def of(cls, task: Task | MalformedTask) -> _Seen:
         owner = task.lease.owner if isinstance(task, Task) and task.lease is not None else None
-        return cls(task.task_id, task.kind, task.job_id, task.status, task.updated_at, owner)
+        # A malformed row only ever leaves the index (fail_malformed): its shard is never written.
+        shard = task.open_shard if isinstance(task, Task) else None
+        return cls(task.task_id, task.kind, task.job_id, task.status, task.updated_at, owner, shard)
+
+    def shard(self) -> int:
+        """The ``open-tasks`` shard the task stays in: the one its row names; for a row without one
+        (a terminal task an operator requeues), the one its id falls in, as at creation."""
+        if self.open_shard is not None:
+            return self.open_shard
+        return shard_of(self.task_id, config.open_index_shards())
 
 
 def _refused(rule: Rule, seen: _Seen, status: Status) -> bool:
@@ -86,7 +104,7 @@ def apply(
         set_values["expires_at"] = int(clock.now()) + TERMINAL_RETENTION_SECONDS
         removals.append("open_key")
     elif rule.to is not None:
-        set_values["open_key"] = open_key(seen.kind, rule.to)
+        set_values["open_key"] = open_key(seen.kind, rule.to, seen.shard())
     names = {"#status": "status"}
     bound: dict[str, Any] = {}
     assignments = []

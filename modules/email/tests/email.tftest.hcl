@@ -36,6 +36,7 @@ variables {
     arn                        = "arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks"
     open_tasks_index_arn       = "arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks/index/open-tasks"
     claim_lease_margin_seconds = 60
+    open_index_shards          = 8
   }
   contact_ledger = {
     name         = "outreach-test-contacts"

@@ -367,3 +367,29 @@ run "the_dashboard_shows_the_ses_events_dlq_and_both_new_functions" {
     error_message = "The dashboard charts the ses-events DLQ and the consumer's and endpoint's errors and throttles."
   }
 }
+
+run "both_reconcilers_query_every_shard_of_the_open_tasks_key" {
+  command = plan
+
+  assert {
+    condition = (
+      module.scrape_reconciler.settings.environment.OPEN_INDEX_SHARDS == "8" &&
+      module.email.reconciler_settings.environment.OPEN_INDEX_SHARDS == "8" &&
+      output.open_index_shards == 8
+    )
+    error_message = "Both reconcilers and the command line get tasks-table's shard count of the open-tasks key (8 by default)."
+  }
+}
+
+run "a_shard_count_set_on_the_pipeline_reaches_the_table_module_and_the_reconcilers" {
+  command = plan
+
+  variables {
+    open_index_shards = 12
+  }
+
+  assert {
+    condition     = module.scrape_reconciler.settings.environment.OPEN_INDEX_SHARDS == "12" && output.open_index_shards == 12
+    error_message = "open_index_shards set on the pipeline reaches tasks-table and the reconcilers."
+  }
+}

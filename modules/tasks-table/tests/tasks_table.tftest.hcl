@@ -132,3 +132,32 @@ run "rejects_an_invalid_table_name" {
 
   expect_failures = [var.name]
 }
+
+run "open_index_shards_default_is_passed_on" {
+  command = plan
+
+  assert {
+    condition     = output.open_index_shards == 8
+    error_message = "The shard count of the open-tasks key defaults to 8 (four creators at 1,737 tasks/s, one to spare)."
+  }
+}
+
+run "rejects_an_open_index_shard_count_of_zero" {
+  command = plan
+
+  variables {
+    open_index_shards = 0
+  }
+
+  expect_failures = [var.open_index_shards]
+}
+
+run "rejects_more_open_index_shards_than_readers_query" {
+  command = plan
+
+  variables {
+    open_index_shards = 101
+  }
+
+  expect_failures = [var.open_index_shards]
+}

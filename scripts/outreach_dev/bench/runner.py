@@ -31,8 +31,10 @@ from outreach_dev.bench import (
     dispatcher_overhead,
     extraction,
     index_hot_spot,
+    large_job,
     makespan,
     reconciler_scaling,
+    sharded_creation,
     site_fetch,
 )
 from outreach_dev.bench.cost_model import PriceTable
@@ -57,10 +59,18 @@ class Sizes:
     site_fetch_page_seconds: float | None = None
     # A second makespan job at this size after the first (0: none).
     makespan_spike_sites: int = 0
+    sharded_creation_tasks: int = 100_000  # one job created unsharded, then over the shards
+    large_job_sites: int = 100_000  # a job through creation and dispatch on the embedded AWS
 
 
 FULL = Sizes(1_000, 20, (1_000, 10_000, 100_000), 1_000, 7, 60, 15, 7, 1_000)
-SMOKE = replace(Sizes(6, 2, (30, 120), 40, 3, 3, 3, 1, 0), site_fetch_sites=2, site_fetch_page_seconds=0.05)
+SMOKE = replace(
+    Sizes(6, 2, (30, 120), 40, 3, 3, 3, 1, 0),
+    site_fetch_sites=2,
+    site_fetch_page_seconds=0.05,
+    sharded_creation_tasks=100,
+    large_job_sites=50,
+)
 # BENCH_FULL=1: a second makespan job, the seed's spike of 3,575 sites (docs/performance.md: its cost).
 FULL_SPIKE = replace(FULL, makespan_spike_sites=3_575)
 # Seconds each page of a farm site takes to answer (real time; x10 on the virtual clock).
@@ -126,6 +136,8 @@ def run_all(sizes: Sizes) -> list[Section]:
         lambda: [dispatcher_overhead.run(sizes.dispatch_records, sizes.dispatch_repeats)],
     )
     sections += _attempt("reconciler scaling", lambda: [reconciler_scaling.run(sizes.reconciler_tables)])
+    sections += _attempt("sharded creation", lambda: [sharded_creation.run(sizes.sharded_creation_tasks)])
+    sections += _attempt("large job", lambda: [large_job.run(sizes.large_job_sites)])
     sections += _attempt(
         "extraction", lambda: [extraction.run(sizes.extraction_sites, sizes.extraction_repeats)]
     )

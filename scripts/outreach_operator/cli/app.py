@@ -31,6 +31,11 @@ from outreach_operator.cli.targets import resolve
     "--state", type=click.Path(path_type=Path, dir_okay=False), help="Terraform state (--env local)."
 )
 @click.option("--table", "tasks_table", help="Tasks table name.")
+@click.option(
+    "--open-index-shards",
+    envvar="OPEN_INDEX_SHARDS",
+    help="Shards of the tasks table's open-tasks index key (modules/tasks-table's open_index_shards).",
+)
 @click.option("--queue-url", "scrape_queue_url", help="Scrape queue URL.")
 @click.option("--dlq-url", "scrape_dlq_url", help="Scrape DLQ URL.")
 @click.option("--results-bucket", help="Results bucket.")

@@ -41,6 +41,8 @@ class Targets:
     """The resources a command may touch; ``None`` where neither Terraform nor a flag named one."""
 
     tasks_table: str | None = None
+    # Shards of the open-tasks index key: job and campaign creation and every open-task query use it.
+    open_index_shards: str | None = None
     scrape_queue_url: str | None = None
     scrape_dlq_url: str | None = None
     results_bucket: str | None = None
@@ -90,6 +92,7 @@ class Targets:
         """Point the core (task store, results) and every boto3 client at these resources."""
         exported = {
             "TASKS_TABLE": self.tasks_table,
+            "OPEN_INDEX_SHARDS": self.open_index_shards,
             "SCRAPE_QUEUE_URL": self.scrape_queue_url,
             "SCRAPE_DLQ_URL": self.scrape_dlq_url,
             "RESULTS_BUCKET": self.results_bucket,
@@ -106,6 +109,7 @@ class Targets:
 # Terraform output (inside the ``pipeline`` map) -> Targets field.
 _PIPELINE_OUTPUTS: Mapping[str, str] = {
     "tasks_table_name": "tasks_table",
+    "open_index_shards": "open_index_shards",
     "scrape_queue_url": "scrape_queue_url",
     "scrape_dlq_url": "scrape_dlq_url",
     "results_bucket": "results_bucket",

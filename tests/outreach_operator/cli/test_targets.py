@@ -139,3 +139,19 @@ def test_the_warmup_ramp_comes_from_the_email_output_in_the_workers_form() -> No
 
     assert resolve("dev", {}, read_outputs=established).email_warmup_start_date == "none"
     assert resolve("dev", {}, read_outputs=_outputs(PIPELINE)).email_warmup_daily_caps is None
+
+
+def test_the_open_tasks_shard_count_comes_from_the_pipeline_output_and_reaches_the_task_store(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from outreach import config
+
+    targets = resolve("dev", {}, read_outputs=_outputs({**PIPELINE, "open_index_shards": 12}))
+    assert targets.open_index_shards == "12"
+    monkeypatch.delenv("OPEN_INDEX_SHARDS", raising=False)  # restored after the test
+    targets.activate()
+    assert config.open_index_shards() == 12
+    flagged = resolve(
+        "dev", {"open_index_shards": "3"}, read_outputs=_outputs({**PIPELINE, "open_index_shards": 12})
+    )
+    assert flagged.open_index_shards == "3"

@@ -7,9 +7,9 @@ from dataclasses import replace
 
 import pytest
 
-from outreach import errors, task_store
+from outreach import config, errors, task_store
 from outreach.task_ids import normalise_url, scrape_task_id
-from outreach.task_model import Task
+from outreach.task_model import Kind, Status, Task, open_key, shard_of
 from outreach_operator import task_actions
 from tests.outreach_operator.cli.conftest import (
     OPERATOR,
@@ -51,6 +51,7 @@ def test_requeue_puts_terminal_tasks_back_to_pending_recording_who_and_why(
     report = as_json(run("--json", "task", "requeue", IDS[0], IDS[1], "--reason", "site is back"))
     # THEN both are Pending again, open, without result or expiry, with who and why; the counters moved
     assert sorted(report["requeued"]) == sorted(IDS[:2])
+    shards = config.open_index_shards()
     for task_id, was in ((IDS[0], "Failed"), (IDS[1], "Finished")):
         row = as_json(run("--json", "task", "show", task_id))
         assert (row["status"], row["override_by"], row["override_reason"], row["override_from"]) == (
@@ -59,7 +60,8 @@ def test_requeue_puts_terminal_tasks_back_to_pending_recording_who_and_why(
             "site is back",
             was,
         )
-        assert row["open_key"] == "scrape#Pending"
+        # The shard its id falls in, as at creation
+        assert row["open_key"] == open_key(Kind.SCRAPE.value, Status.PENDING, shard_of(task_id, shards))
         assert not {"expires_at", "result_key", "summary", "failure_reason"} & set(row)
     assert task_store.job_counts("jt") == {
         "Pending": 3,
