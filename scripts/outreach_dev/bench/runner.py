@@ -16,6 +16,7 @@ import logging
 import os
 import platform
 import sys
+import tempfile
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -31,7 +32,9 @@ from outreach_dev.bench import (
     extraction,
     index_hot_spot,
     makespan,
+    plots,
     reconciler_scaling,
+    two_jobs,
 )
 from outreach_dev.bench.cost_model import PriceTable
 from outreach_dev.bench.report import Section, failed, render
@@ -50,10 +53,13 @@ class Sizes:
     extraction_repeats: int
     cold_start_runs: int
     makespan_sites: int  # 0: not run at this size
+    # The two-job run: 3,000 and 300 sites on 140 slots, scaled to the 16 local ones (0: not run).
+    two_jobs_big: int = 343
+    two_jobs_small: int = 34
 
 
 FULL = Sizes(1_000, 20, (1_000, 10_000, 100_000), 1_000, 7, 60, 15, 7, 1_000)
-SMOKE = Sizes(6, 2, (30, 120), 40, 3, 3, 3, 1, 0)
+SMOKE = replace(Sizes(6, 2, (30, 120), 40, 3, 3, 3, 1, 0), two_jobs_big=0, two_jobs_small=0)
 # BENCH_FULL=1: the makespan job is the seed's spike of 3,575 sites.
 FULL_SPIKE = replace(FULL, makespan_sites=3_575)
 # Seconds each page of a farm site takes to answer (real time; x10 on the virtual clock).
@@ -124,6 +130,12 @@ def run_all(sizes: Sizes) -> list[Section]:
             "makespan",
             lambda: [makespan.run(sizes.makespan_sites, slow_seconds=PAGE_SECONDS, timeout=timeout)],
         )
+    if sizes.two_jobs_big:
+        big, small = sizes.two_jobs_big, sizes.two_jobs_small
+        sections += _attempt(
+            "two jobs",
+            lambda: [two_jobs.run(big, small, slow_seconds=PAGE_SECONDS, timeout=60.0 + (big + small) * 4.0)],
+        )
     return sections
 
 
@@ -157,6 +169,12 @@ def main(argv: list[str] | None = None) -> int:
             "sections": [section.as_dict() for section in sections],
         }
         output.write_text(json.dumps(document, indent=2, default=list) + "\n")
+        if not args.smoke:
+            for picture in plots.draw_sections(sections, output.parent):
+                print(f"drew {picture}")
+    if args.smoke:
+        with tempfile.TemporaryDirectory(prefix="outreach-bench-plots-") as scratch:
+            plots.drawing_works(Path(scratch))
     missing = failed(sections)
     if missing:
         print(f"not measured: {', '.join(missing)}", file=sys.stderr)
