@@ -125,13 +125,16 @@ class FairState:
                 for tenant, spent in processing.items()
                 if all_processing > 0 and spent > PROCESSING_SHARE * all_processing
             }
-            backlog = {tenant_of(m) for m in queue._messages if m.receipt_handle not in self.open}
             quiet_after = QUIET_AFTER_NO_SENDS * 1000
-            self.noisy = {
+            lingering = {
                 tenant
-                for tenant in self.noisy
-                if tenant in backlog and now_ms - self.last_sent_ms.get(tenant, now_ms) < quiet_after
-            } | detected
+                for tenant in self.noisy - detected
+                if now_ms - self.last_sent_ms.get(tenant, now_ms) < quiet_after
+            }
+            if lingering:  # still noisy while some of its messages wait (its backlog is not drained)
+                waiting = {tenant_of(m) for m in list(queue._messages) if m.receipt_handle not in self.open}
+                lingering &= waiting
+            self.noisy = lingering | detected
             return set(self.noisy), in_flight
 
 
