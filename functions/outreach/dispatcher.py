@@ -24,7 +24,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from outreach import clients, config
 from outreach.errors import StreamBatchError, UnparseableRecordError
 from outreach.observability import MetricUnit, logger, metrics
-from outreach.scrape_messages import scrape_message
+from outreach.scrape_messages import scrape_batch_entry
 from outreach.stream_records import TaskChange, parse_task_change, sequence_number
 
 SEND_BATCH_LIMIT = 10
@@ -58,7 +58,7 @@ def _send_chunk(queue_url: str, chunk: list[_Dispatch]) -> str | None:
             response = clients.sqs().send_message_batch(
                 QueueUrl=queue_url,
                 Entries=[
-                    {"Id": entry_id, **scrape_message(dispatch.task_id, dispatch.job_id)}
+                    scrape_batch_entry(entry_id, dispatch.task_id, dispatch.job_id)
                     for entry_id, dispatch in entries.items()
                 ],
             )

@@ -18,8 +18,29 @@ https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMe
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING, TypedDict
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs.type_defs import SendMessageBatchRequestEntryTypeDef
 
 
-def scrape_message(task_id: str, job_id: str) -> dict[str, str]:
+class ScrapeMessage(TypedDict):
+    """The parameters of SendMessage a scrape message sets."""
+
+    MessageBody: str
+    MessageGroupId: str
+
+
+def scrape_message(task_id: str, job_id: str) -> ScrapeMessage:
     """The ``MessageBody`` and ``MessageGroupId`` of the message for one scrape task of ``job_id``."""
     return {"MessageBody": json.dumps({"task_id": task_id}), "MessageGroupId": job_id}
+
+
+def scrape_batch_entry(entry_id: str, task_id: str, job_id: str) -> SendMessageBatchRequestEntryTypeDef:
+    """The same message as one SendMessageBatch entry named ``entry_id``."""
+    message = scrape_message(task_id, job_id)
+    return {
+        "Id": entry_id,
+        "MessageBody": message["MessageBody"],
+        "MessageGroupId": message["MessageGroupId"],
+    }

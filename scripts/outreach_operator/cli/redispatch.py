@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from outreach import clients, clock, task_store
-from outreach.scrape_messages import scrape_message
+from outreach.scrape_messages import scrape_batch_entry
 from outreach.task_model import Kind, Status
 from outreach_operator import task_queries
 
@@ -64,7 +64,7 @@ def send(queue_url: str, task_ids: list[str], result: Redispatch) -> None:
         chunk = task_ids[start : start + 10]
         response = clients.sqs().send_message_batch(
             QueueUrl=queue_url,
-            Entries=[{"Id": str(i), **scrape_message(tid, result.jobs[tid])} for i, tid in enumerate(chunk)],
+            Entries=[scrape_batch_entry(str(i), tid, result.jobs[tid]) for i, tid in enumerate(chunk)],
         )
         result.sent.extend(chunk[int(entry["Id"])] for entry in response.get("Successful", []))
         failed = response.get("Failed", [])
