@@ -202,7 +202,7 @@ def share_standard_queues_fairly() -> None:
             state.noisy_tenants(queue, now_ms)  # detection sees the receive at once, as SQS's does
         return result
 
-    Queue.add_message = add  # type: ignore[method-assign]
-    Queue.delete_message = delete  # type: ignore[method-assign]
-    SQSBackend.receive_message = receive  # type: ignore[method-assign]
+    Queue.add_message = add  # type: ignore[method-assign,assignment]
+    Queue.delete_message = delete  # type: ignore[method-assign,assignment]
+    SQSBackend.receive_message = receive  # type: ignore[method-assign,assignment]
     setattr(Queue, _PATCHED, True)

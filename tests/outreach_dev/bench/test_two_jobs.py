@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,7 +30,10 @@ def test_a_job_first_seen_later_has_zeros_before_it_in_every_series() -> None:
 
 
 def test_an_invocation_belongs_to_its_messages_group_and_a_receive_above_one_is_a_retry() -> None:
-    record = {"body": '{"task_id": "scrape#job-b#abc"}', "attributes": {"ApproximateReceiveCount": "2"}}
+    record: dict[str, Any] = {
+        "body": '{"task_id": "scrape#job-b#abc"}',
+        "attributes": {"ApproximateReceiveCount": "2"},
+    }
     assert job_of(
         {"Records": [{**record, "attributes": {**record["attributes"], "MessageGroupId": "job-a"}}]}
     ) == (
