@@ -7,11 +7,13 @@ before it is sent twice by this invocation. Powertools' BatchProcessor is not us
 carries on past a failed stream record and reports every failure, which lets later records' side
 effects run before the earlier failure is retried.
 https://docs.aws.amazon.com/lambda/latest/dg/services-ddb-batchfailurereporting.html
+
+Each message carries its job as its message group, the tenant SQS fair queues share the queue by
+(:mod:`outreach.scrape_messages`); a scrape task whose record names no job is an unparseable record.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +24,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 from outreach import clients, config
 from outreach.errors import StreamBatchError, UnparseableRecordError
 from outreach.observability import MetricUnit, logger, metrics
-from outreach.stream_records import parse_task_change, sequence_number
+from outreach.scrape_messages import scrape_batch_entry
+from outreach.stream_records import TaskChange, parse_task_change, sequence_number
 
 SEND_BATCH_LIMIT = 10
 # Entries SQS rejected with a retryable (sender-fault false) error are resent this many times before
@@ -34,6 +37,7 @@ _SEND_RETRIES = 2
 class _Dispatch:
     sequence_number: str
     task_id: str
+    job_id: str
 
 
 def _send(dispatches: Sequence[_Dispatch]) -> str | None:
@@ -54,7 +58,7 @@ def _send_chunk(queue_url: str, chunk: list[_Dispatch]) -> str | None:
             response = clients.sqs().send_message_batch(
                 QueueUrl=queue_url,
                 Entries=[
-                    {"Id": entry_id, "MessageBody": json.dumps({"task_id": dispatch.task_id})}
+                    scrape_batch_entry(entry_id, dispatch.task_id, dispatch.job_id)
                     for entry_id, dispatch in entries.items()
                 ],
             )
@@ -94,6 +98,14 @@ def _failure(sequence: str) -> dict[str, list[dict[str, str]]]:
     return {"batchItemFailures": [{"itemIdentifier": sequence}]}
 
 
+def _dispatchable(record: Mapping[str, Any]) -> TaskChange:
+    """The record's change; a scrape task that became Pending must name its job (its message group)."""
+    change = parse_task_change(record)
+    if change.scrape_task_became_pending and not change.job_id:
+        raise UnparseableRecordError("scrape task without job_id")
+    return change
+
+
 def dispatch_records(records: Sequence[Mapping[str, Any]]) -> dict[str, list[dict[str, str]]]:
     pending: list[_Dispatch] = []
     for record in records:
@@ -103,13 +115,13 @@ def dispatch_records(records: Sequence[Mapping[str, Any]]) -> dict[str, list[dic
             # same thing explicitly, and bisect narrows the batch down to this record.
             raise StreamBatchError(f"stream record without SequenceNumber: eventID={record.get('eventID')!r}")
         try:
-            change = parse_task_change(record)
+            change = _dispatchable(record)
         except UnparseableRecordError as exc:
             logger.error("unparseable stream record", extra={"sequence_number": seq, "reason": str(exc)})
             unsent = _send(pending)
             return _failure(unsent if unsent is not None else seq)
         if change.scrape_task_became_pending:
-            pending.append(_Dispatch(sequence_number=seq, task_id=change.task_id))
+            pending.append(_Dispatch(sequence_number=seq, task_id=change.task_id, job_id=str(change.job_id)))
         else:
             metrics.add_metric(name="StreamRecordsIgnored", unit=MetricUnit.Count, value=1)
     unsent = _send(pending)

@@ -15,6 +15,7 @@ class TaskChange:
     sequence_number: str
     event_name: str
     task_id: str
+    job_id: str | None
     kind: str | None
     old_status: str | None
     new_status: str | None
@@ -78,6 +79,7 @@ def parse_task_change(record: Mapping[str, Any]) -> TaskChange:
         sequence_number=seq,
         event_name=str(event_name),
         task_id=task_id,
+        job_id=_string_attribute(new_image, "job_id") or _string_attribute(old_image, "job_id"),
         kind=_string_attribute(new_image, "kind") or _string_attribute(old_image, "kind"),
         old_status=_string_attribute(old_image, "status"),
         new_status=_string_attribute(new_image, "status"),

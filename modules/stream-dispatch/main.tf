@@ -39,6 +39,10 @@ locals {
   # Pipes applies the template to each record; the result is the scrape message body. Written
   # literally: jsonencode would escape the angle brackets of the placeholder.
   pipe_input_template = "{\"task_id\": \"<$.dynamodb.Keys.task_id.S>\"}"
+  # Each message's group is its job, the tenant SQS fair queues share the scrape queue by; a dynamic
+  # path parameter, read from the record at run time (eb-pipes-event-target.html). The dispatcher
+  # sends the same group (functions/outreach/scrape_messages.py).
+  pipe_message_group = "$.dynamodb.NewImage.job_id.S"
 
   stream_read_statements = [
     {
@@ -307,6 +311,10 @@ resource "aws_pipes_pipe" "dispatch" {
 
   target_parameters {
     input_template = local.pipe_input_template
+
+    sqs_queue_parameters {
+      message_group_id = local.pipe_message_group
+    }
   }
 
   # The pipe validates its role and source when it is created.

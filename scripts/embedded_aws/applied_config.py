@@ -119,6 +119,8 @@ class PipeConfig:
     target: str
     template: str | None
     dead_letter: str | None
+    # TargetParameters.SqsQueueParameters.MessageGroupId: a value, or a dynamic path ("$.a.b").
+    message_group: str | None = None
 
     @classmethod
     def from_pipe(cls, pipe: Mapping[str, Any]) -> PipeConfig:
@@ -140,6 +142,9 @@ class PipeConfig:
             target=pipe["Target"],
             template=(pipe.get("TargetParameters") or {}).get("InputTemplate"),
             dead_letter=(parameters.get("DeadLetterConfig") or {}).get("Arn"),
+            message_group=((pipe.get("TargetParameters") or {}).get("SqsQueueParameters") or {}).get(
+                "MessageGroupId"
+            ),
         )
 
 

@@ -13,6 +13,17 @@ eb-pipes-batching-concurrency.html): the records whose SendMessageBatch entries 
 ``Failed`` go again, the sent ones are not sent twice. A call that fails as a whole fails every record
 of its chunk. (A Lambda target's ``batchItemFailures`` is the same rule for functions; pipes here only
 have SQS targets.)
+
+The SQS target's ``SqsQueueParameters.MessageGroupId`` is sent with every message. It may be a dynamic
+path parameter, a whole value of the form ``$.a.b`` replaced by the record's value at that path
+("Dynamic path parameters", https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-pipes-event-target.html);
+the scrape pipe names the job this way, the tenant of SQS fair queues. Unconfirmed: the API reference
+calls the field "the FIFO message group ID"
+(https://docs.aws.amazon.com/eventbridge/latest/pipes-reference/API_PipeTargetSqsQueueParameters.html)
+and does not say a pipe passes it to a standard queue, which EventBridge rules' SqsParameters do for
+"an Amazon SQS fair or FIFO queue" (https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_SqsParameters.html);
+also unconfirmed is what a pipe does with a path the record does not have: here that record fails
+at the target, like a refused entry, so it is retried and finally described in the pipe's DLQ.
 """
 
 from __future__ import annotations
@@ -87,29 +98,49 @@ class PipePoller(StreamSource):
             "QueueUrl"
         ]
 
-    def _body(self, record: dict[str, Any]) -> str:
-        template = self.config.template
-        return render_template(template, record) if template else json.dumps(record)
+    def _entry(self, record: dict[str, Any]) -> dict[str, str]:
+        """The message for one record: its body and, with ``MessageGroupId`` set, its group.
 
-    def _send(self, bodies: list[str]) -> dict[int, str]:
-        """SendMessageBatch in chunks of 10; the index of each body that did not reach the queue, with why."""
+        Raises KeyError naming a dynamic path the record does not hold as a string.
+        """
+        template = self.config.template
+        entry = {"MessageBody": render_template(template, record) if template else json.dumps(record)}
+        group = self.config.message_group
+        if group is not None and group.startswith("$."):
+            value = _lookup(record, group[2:])
+            if not isinstance(value, str):
+                raise KeyError(f"MessageGroupId path {group} is not a string in the record")
+            group = value
+        if group is not None:
+            entry["MessageGroupId"] = group
+        return entry
+
+    def _send(self, records: list[dict[str, Any]]) -> dict[int, str]:
+        """SendMessageBatch in chunks of 10; the index of each record not sent to the queue, with why."""
         failed: dict[int, str] = {}
-        for start in range(0, len(bodies), 10):
-            chunk = bodies[start : start + 10]
+        entries: dict[int, dict[str, str]] = {}
+        for index, record in enumerate(records):
+            try:
+                entries[index] = self._entry(record)
+            except KeyError as exc:  # outcome: the record fails at the target (see the module docstring)
+                failed[index] = f"InvalidParameter: {exc.args[0]}"
+        indexes = sorted(entries)
+        for start in range(0, len(indexes), 10):
+            chunk = indexes[start : start + 10]
             try:
                 response = self._sqs.send_message_batch(
                     QueueUrl=self.target_url,
-                    Entries=[{"Id": str(i), "MessageBody": body} for i, body in enumerate(chunk)],
+                    Entries=[{"Id": str(i), **entries[i]} for i in chunk],
                 )
             except Exception as exc:  # the whole call failed: every record of the chunk goes again
-                failed.update({start + i: f"{type(exc).__name__}: {exc}" for i in range(len(chunk))})
+                failed.update({i: f"{type(exc).__name__}: {exc}" for i in chunk})
                 continue
             for entry in response.get("Failed", []):
-                failed[start + int(entry["Id"])] = f"{entry.get('Code')}: {entry.get('Message')}"
+                failed[int(entry["Id"])] = f"{entry.get('Code')}: {entry.get('Message')}"
         return failed
 
     def _deliver(self, records: list[dict[str, Any]]) -> Outcome:
-        failed = self._send([self._body(r) for r in records])
+        failed = self._send(records)
         if not failed:
             return Outcome(ok=True)
         reasons = sorted(set(failed.values()))

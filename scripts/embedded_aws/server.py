@@ -32,6 +32,7 @@ from embedded_aws.scheduler_client_token import honour_schedule_client_tokens
 from embedded_aws.scheduler_thread_safety import make_scheduler_thread_safe
 from embedded_aws.ses_account import report_ses_account
 from embedded_aws.ses_v2 import support_ses_v2
+from embedded_aws.sqs_fair_queues import share_standard_queues_fairly
 from embedded_aws.sqs_message_move import support_message_move_tasks
 from embedded_aws.sqs_pending_groups import read_pending_groups_from_a_snapshot
 from embedded_aws.sqs_queue_scans import scan_queues_with_one_clock_read
@@ -163,6 +164,7 @@ def embedded_aws(
     support_message_move_tasks()
     keep_redrive_allow_policies()
     scan_queues_with_one_clock_read()
+    share_standard_queues_fairly()
     read_pending_groups_from_a_snapshot()
     refuse_invalid_filter_patterns()
     report_account_settings()

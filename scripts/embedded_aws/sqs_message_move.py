@@ -8,7 +8,10 @@ API_StartMessageMoveTask.html and the SQS developer guide's "configure a dead-le
 - without ``DestinationArn`` messages go back to the queue whose redrive policy names the source;
 - a task runs asynchronously, oldest message first, at most ``MaxNumberOfMessagesPerSecond`` (≤ 500)
   per second, and moves the messages that were in the source when it started;
-- a moved message is a new message (new id, receive count 0) with the same body and attributes;
+- a moved message is a new message (new id, receive count 0) with the same body and attributes, and
+  its ``MessageGroupId``: a FIFO message keeps its group; that a redriven message of a standard queue
+  keeps its group (its tenant in SQS fair queues, sqs-fair-queues.html) is unconfirmed, the redrive
+  page speaks only of new ids and enqueue times;
 - ListMessageMoveTasks reports RUNNING, COMPLETED, CANCELLING, CANCELLED or FAILED with the
   approximate numbers moved and to move; CancelMessageMoveTask stops a running task.
 """
@@ -84,7 +87,10 @@ def _move(backend: Any, task: MoveTask) -> None:
             if message is None:
                 break
             backend.send_message(
-                destination.name, message.body, message_attributes=dict(message.message_attributes)
+                destination.name,
+                message.body,
+                message_attributes=dict(message.message_attributes),
+                group_id=message.group_id,
             )
             task.moved += 1
             if interval:

@@ -44,6 +44,9 @@ def test_the_makespan_measurement_of_a_small_job_with_one_transient_site_is_take
     assert job.mean_latency > 0
     assert 0 < job.efficiency <= 1
     assert job.phases.over_limit == pytest.approx(job.makespan - job.limit)
+    # AND its timeline marks the one retry under the job its message's group names
+    assert job.timeline is not None
+    assert {name: len(starts) for name, starts in job.timeline.retries.items()} == {"e2e-makespan": 1}
     e2e.record(
         "makespan smoke",
         tasks=job.tasks,

@@ -30,7 +30,11 @@ def pipes() -> Iterator[list[PipePoller]]:
 
 
 def _pipe(
-    lab: Lab, clock: VirtualClock, started: list[PipePoller], **source: Any
+    lab: Lab,
+    clock: VirtualClock,
+    started: list[PipePoller],
+    target: dict[str, Any] | None = None,
+    **source: Any,
 ) -> tuple[PipePoller, str, str]:
     """A pipe tasks stream -> (filter) -> template -> queue; returns (poller, queue url, dlq url)."""
     stream = lab.table("tasks")
@@ -51,7 +55,7 @@ def _pipe(
             },
         },
         Target=arn,
-        TargetParameters={"InputTemplate": TEMPLATE},
+        TargetParameters={"InputTemplate": TEMPLATE, **(target or {})},
     )
     described = pipes.describe_pipe(Name="dispatch")
     poller = PipePoller(PipeConfig.from_pipe(described), clock, lab.endpoint)
@@ -85,6 +89,26 @@ def test_a_pipe_sends_only_filtered_records_shaped_by_its_input_template(
     wait_for(lambda: poller.stats.records_done == 1 and poller.stats.records_filtered_out == 2)
     # THEN the queue holds exactly the template's rendering of the one matching record
     assert _bodies(lab, url) == [json.dumps({"task_id": "t1"})]
+
+
+def test_a_pipe_sends_each_message_with_the_group_its_dynamic_path_names(
+    lab: Lab, clock: VirtualClock, pipes: list[PipePoller]
+) -> None:
+    # GIVEN a pipe whose SQS target's MessageGroupId is the dynamic path of the record's job
+    # (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-pipes-event-target.html)
+    group = {"SqsQueueParameters": {"MessageGroupId": "$.dynamodb.NewImage.job_id.S"}}
+    poller, url, _ = _pipe(lab, clock, pipes, target=group, MaximumRetryAttempts=1)
+    lab.put("tasks", "t1", kind="scrape", status="Pending", job_id="big")
+    lab.put("tasks", "t2", kind="scrape", status="Pending", job_id="small")
+    # WHEN the pipe runs
+    poller.start()
+    wait_for(lambda: poller.stats.records_done == 2)
+    # THEN each message names its own record's job as its group
+    messages = lab.sqs.receive_message(
+        QueueUrl=url, MaxNumberOfMessages=10, AttributeNames=["MessageGroupId"]
+    ).get("Messages", [])
+    groups = {json.loads(m["Body"])["task_id"]: m["Attributes"].get("MessageGroupId") for m in messages}
+    assert groups == {"t1": "big", "t2": "small"}
 
 
 def test_a_failing_record_is_bisected_out_retried_and_described_in_the_pipe_dlq(

@@ -161,3 +161,27 @@ def test_an_unparseable_record_is_logged_with_its_sequence_number(
     dispatcher.lambda_handler(load_event("stream_201_202_203_with_unparseable_202.json"), lambda_context)
     errors = [record for record in caplog.records if record.levelname == "ERROR"]
     assert [getattr(record, "sequence_number", None) for record in errors] == ["202"]
+
+
+def test_every_scrape_message_carries_its_job_as_its_message_group(
+    resources: Resources, lambda_context: FakeContext
+) -> None:
+    # GIVEN inserts of Pending scrape tasks of job-1 (SQS fair queues: the group is the tenant,
+    # https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-fair-queues.html)
+    dispatcher.lambda_handler(load_event("stream_201_202_203_inserts.json"), lambda_context)
+    # THEN every message names job-1 as its group
+    groups = [m["Attributes"].get("MessageGroupId") for m in receive_all(resources.queue_url)]
+    assert groups == ["job-1", "job-1", "job-1"]
+
+
+def test_a_pending_scrape_task_that_names_no_job_is_an_unparseable_record(
+    resources: Resources, lambda_context: FakeContext
+) -> None:
+    # GIVEN records 201, 202, 203 where 202's images have no job_id
+    event = load_event("stream_201_202_203_inserts.json")
+    del event["Records"][1]["dynamodb"]["NewImage"]["job_id"]
+    # WHEN the dispatcher handles the batch
+    response = dispatcher.lambda_handler(event, lambda_context)
+    # THEN 202 is reported, 201 was sent and 203 was not
+    assert response == {"batchItemFailures": [{"itemIdentifier": "202"}]}
+    assert _sent_task_ids(resources) == ["task-a"]

@@ -288,3 +288,16 @@ def test_the_handler_publishes_its_counts(
     emitted = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"_aws"' in line]
     assert emitted, "no metrics were published"
     assert emitted[-1]["TasksExamined"] == [1.0] and emitted[-1]["TasksRedispatched"] == [1.0]
+
+
+def test_a_resent_message_carries_its_job_as_its_message_group(
+    resources: Resources, moment: list[float]
+) -> None:
+    # GIVEN a Pending task of job-7 whose stream record never became a message
+    _tasks(["https://example.com"], job_id="job-7")
+    # WHEN the reconciler resends it
+    moment[0] += PENDING_AFTER + 1
+    assert _run().actions["redispatched"] == 1
+    # THEN its message names job-7 as its group, as the dispatcher's would (SQS fair queues' tenant)
+    (message,) = receive_all(resources.queue_url)
+    assert message["Attributes"].get("MessageGroupId") == "job-7"

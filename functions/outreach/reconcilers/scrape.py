@@ -20,7 +20,6 @@ deadline between two tasks; the next run continues with what is left.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from enum import StrEnum
 from typing import Any
@@ -30,6 +29,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from outreach import clients, clock, config, errors, task_store
 from outreach.observability import logger, metrics
 from outreach.reconcilers.sweep import Phase, RunReport, publish, sweep, time_left
+from outreach.scrape_messages import scrape_message
 from outreach.task_model import Kind, Status, Task
 
 __all__ = ["Action", "RunReport", "lambda_handler", "reconcile", "recover_running", "redispatch"]
@@ -56,9 +56,8 @@ def redispatch(task: Task) -> Action:
         task_store.mark_redispatched(task)
     except errors.TransitionRejectedError:  # outcome: changed since read, another run or a worker has it
         return Action.LEFT_ALONE
-    clients.sqs().send_message(
-        QueueUrl=config.scrape_queue_url(), MessageBody=json.dumps({"task_id": task.task_id})
-    )
+    message = scrape_message(task.task_id, task.job_id)
+    clients.sqs().send_message(QueueUrl=config.scrape_queue_url(), **message)
     return Action.REDISPATCHED
 
 

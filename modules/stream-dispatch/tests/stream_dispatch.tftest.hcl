@@ -256,6 +256,11 @@ run "pipe_mode_moves_stream_records_to_the_queue_through_the_template" {
   }
 
   assert {
+    condition     = one(one(aws_pipes_pipe.dispatch[0].target_parameters).sqs_queue_parameters).message_group_id == "$.dynamodb.NewImage.job_id.S"
+    error_message = "Each message's group must be its job (the SQS fair queues tenant), as the dispatcher sends it."
+  }
+
+  assert {
     condition = toset([
       for f in one(one(aws_pipes_pipe.dispatch[0].source_parameters).filter_criteria).filter : f.pattern
     ]) == toset(output.filter_patterns)

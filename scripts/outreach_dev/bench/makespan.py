@@ -11,7 +11,8 @@ is not Lambda's; ``cold_start.py`` measures the import). Measured, all on the vi
 - makespan: first task created to last task terminal, from the task rows' own timestamps;
 - t: mean duration of the scraper's invocations (one site each), timed around the runtime's invoke;
 - C: the scraper concurrency that actually ran (the runtime's peak in flight);
-- where the time over the limit went, by phase (``makespan_phases``).
+- where the time over the limit went, by phase (``makespan_phases``);
+- its timeline: busy slots and queue depth over virtual time, retries marked (``timeline``).
 
 The limit is N*t/C; the figure is limit / makespan (1.0: no time lost beyond the work itself). The
 same sites then run again as a second job on the same stack and clock with the seed's schedule,
@@ -34,6 +35,7 @@ from embedded_aws.pipeline import TERMINAL, FollowTimeoutError, LocalPipeline, l
 from embedded_aws.runtime import InvocationResult
 from outreach_dev.bench.makespan_phases import Phases, Span, split
 from outreach_dev.bench.report import Figure, MeasurementError, Section
+from outreach_dev.bench.timeline import Timeline, recorded_timeline
 from outreach_dev.packaging import build_packages
 
 TRANSIENT_EVERY = 20  # 5 % of the sites
@@ -57,6 +59,7 @@ class Makespan:
     invocations: int
     retried: int
     phases: Phases
+    timeline: Timeline | None = None
 
     @property
     def limit(self) -> float:
@@ -136,7 +139,7 @@ def measure_job(
     scraper = str(stack.pipeline["scraper_function_name"])
     if warm_urls:
         _run_to_terminal(stack, f"{job_id}-warm-up", warm_urls, timeout=timeout, idle_skip=idle_skip)
-    with recorded_invocations(stack, scraper) as spans:
+    with recorded_invocations(stack, scraper) as spans, recorded_timeline(stack, scraper) as timeline:
         stack.runtime.reset_peak(scraper)
         total = _run_to_terminal(stack, job_id, urls, timeout=timeout, idle_skip=idle_skip)
         concurrency = stack.runtime.stats[scraper].max_in_flight
@@ -158,6 +161,7 @@ def measure_job(
         phases=split(
             spans, start=start, end=end, tasks=total, mean_latency=mean_latency, concurrency=concurrency
         ),
+        timeline=timeline,
     )
 
 

@@ -17,6 +17,7 @@ import logging
 import os
 import platform
 import sys
+import tempfile
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -33,9 +34,11 @@ from outreach_dev.bench import (
     index_hot_spot,
     large_job,
     makespan,
+    plots,
     reconciler_scaling,
     sharded_creation,
     site_fetch,
+    two_jobs,
 )
 from outreach_dev.bench.cost_model import PriceTable
 from outreach_dev.bench.report import Section, failed, render
@@ -61,6 +64,9 @@ class Sizes:
     makespan_spike_sites: int = 0
     sharded_creation_tasks: int = 100_000  # one job created unsharded, then over the shards
     large_job_sites: int = 100_000  # a job through creation and dispatch on the embedded AWS
+    # The two-job run: 3,000 and 300 sites on 140 slots, scaled to the 16 local ones (0: not run).
+    two_jobs_big: int = 343
+    two_jobs_small: int = 34
 
 
 FULL = Sizes(1_000, 20, (1_000, 10_000, 100_000), 1_000, 7, 60, 15, 7, 1_000)
@@ -70,6 +76,8 @@ SMOKE = replace(
     site_fetch_page_seconds=0.05,
     sharded_creation_tasks=100,
     large_job_sites=50,
+    two_jobs_big=0,
+    two_jobs_small=0,
 )
 # BENCH_FULL=1: a second makespan job, the seed's spike of 3,575 sites (docs/performance.md: its cost).
 FULL_SPIKE = replace(FULL, makespan_spike_sites=3_575)
@@ -149,6 +157,12 @@ def run_all(sizes: Sizes) -> list[Section]:
     for makespan_sites in (sizes.makespan_sites, sizes.makespan_spike_sites):
         if makespan_sites:
             sections += _attempt(f"makespan {makespan_sites:,}", _makespan(makespan_sites))
+    if sizes.two_jobs_big:
+        big, small = sizes.two_jobs_big, sizes.two_jobs_small
+        sections += _attempt(
+            "two jobs",
+            lambda: [two_jobs.run(big, small, slow_seconds=PAGE_SECONDS, timeout=60.0 + (big + small) * 4.0)],
+        )
     return sections
 
 
@@ -182,6 +196,12 @@ def main(argv: list[str] | None = None) -> int:
             "sections": [section.as_dict() for section in sections],
         }
         output.write_text(json.dumps(document, indent=2, default=list) + "\n")
+        if not args.smoke:
+            for picture in plots.draw_sections(sections, output.parent):
+                print(f"drew {picture}")
+    if args.smoke:
+        with tempfile.TemporaryDirectory(prefix="outreach-bench-plots-") as scratch:
+            plots.drawing_works(Path(scratch))
     missing = failed(sections)
     if missing:
         print(f"not measured: {', '.join(missing)}", file=sys.stderr)

@@ -1,20 +1,21 @@
 """Re-dispatch from the table: a scrape task still Pending gets the message the dispatcher never sent.
 
 Replays read the table, not the stream (stream records expire after 24 hours): only a task whose row
-is still a Pending scrape task is sent, as the same ``{"task_id"}`` message the dispatcher sends. A
+is still a Pending scrape task is sent, as the same message the dispatcher sends (its job as its
+message group, :mod:`outreach.scrape_messages`). A
 task that moved on meanwhile needs nothing; a second message for a task already dispatched is
 acknowledged by the scraper as a duplicate, so a replay never does work twice.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from outreach import clients, clock, task_store
+from outreach.scrape_messages import scrape_batch_entry
 from outreach.task_model import Kind, Status
 from outreach_operator import task_queries
 
@@ -24,6 +25,8 @@ class Redispatch:
     """What one re-dispatch found and did, per task id."""
 
     to_send: list[str] = field(default_factory=list)
+    # The job of each task to send: its message group.
+    jobs: dict[str, str] = field(default_factory=dict)
     sent: list[str] = field(default_factory=list)
     not_pending: dict[str, str] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
@@ -48,6 +51,7 @@ def plan(task_ids: Iterable[str]) -> Redispatch:
             result.not_pending[task_id] = task.status.value
         else:
             result.to_send.append(task_id)
+            result.jobs[task_id] = task.job_id
     return result
 
 
@@ -60,9 +64,7 @@ def send(queue_url: str, task_ids: list[str], result: Redispatch) -> None:
         chunk = task_ids[start : start + 10]
         response = clients.sqs().send_message_batch(
             QueueUrl=queue_url,
-            Entries=[
-                {"Id": str(i), "MessageBody": json.dumps({"task_id": tid})} for i, tid in enumerate(chunk)
-            ],
+            Entries=[scrape_batch_entry(str(i), tid, result.jobs[tid]) for i, tid in enumerate(chunk)],
         )
         result.sent.extend(chunk[int(entry["Id"])] for entry in response.get("Successful", []))
         failed = response.get("Failed", [])

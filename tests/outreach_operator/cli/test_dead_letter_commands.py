@@ -206,6 +206,21 @@ def test_pipe_replay_redispatches_the_pending_tasks_of_the_dead_lettered_batch(
     assert receive_all(pipe_dlq) == []
 
 
+def test_a_replayed_message_carries_its_job_as_its_message_group(run: Run, resources: Resources) -> None:
+    # GIVEN a task of job jd whose stream batch the pipe gave up on
+    arrival = clock.iso(int(clock.now()))
+    task_store.create_scrape_job("jd", URLS[:1])
+    pipe_dlq = _queue("outreach-test-dispatch-dlq")
+    record = _failure_record([_insert(IDS[0], "100")], arrival)
+    del record["payload"]
+    _sqs().send_message(QueueUrl=pipe_dlq, MessageBody=json.dumps(record))
+    # WHEN it is replayed
+    run("--json", "dlq", "replay", "pipe", "--job", "jd", extra=["--pipe-dlq-url", pipe_dlq])
+    # THEN its message names jd as its group, as the dispatcher's would (SQS fair queues' tenant)
+    (message,) = receive_all(resources.queue_url)
+    assert message["Attributes"].get("MessageGroupId") == "jd"
+
+
 def test_a_pipe_replay_that_fails_halfway_says_what_it_did_and_leaves_the_rest_in_the_dlq(
     run: Run, resources: Resources
 ) -> None:

@@ -101,3 +101,25 @@ def test_one_move_task_per_source_and_a_cancelled_task_stops_moving(endpoint: st
     assert "TaskHandle" not in status
     with pytest.raises(ClientError, match="must be configured as a Dead Letter Queue"):
         sqs.start_message_move_task(SourceArn=status["DestinationArn"])
+
+
+def test_a_redriven_message_keeps_its_job_as_its_message_group(endpoint: str) -> None:
+    # GIVEN a scrape message of job big that exhausted its receives and waits in the DLQ
+    sqs, queue_url, dlq_url, _ = _pair(endpoint)
+    sqs.send_message(QueueUrl=queue_url, MessageBody=json.dumps({"task_id": "t1"}), MessageGroupId="big")
+    for _ in range(3):
+        for message in _drain(sqs, queue_url):
+            sqs.change_message_visibility(
+                QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0
+            )
+    assert _drain(sqs, queue_url) == []
+    # WHEN the operator redrives it
+    result = CliRunner().invoke(
+        cli,
+        ["--endpoint-url", endpoint, "--region", REGION, "--queue-url", queue_url, "--dlq-url", dlq_url,
+         "--json", "dlq", "redrive", "scrape"],
+    )  # fmt: skip
+    # THEN it is back in the queue with its group, still its job's tenant in SQS fair queues
+    assert result.exit_code == 0, result.output
+    (back,) = _drain(sqs, queue_url)
+    assert back["Attributes"].get("MessageGroupId") == "big"

@@ -1,0 +1,81 @@
+"""Rules of the two-job figures and of the timelines and pictures the bench draws."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from outreach_dev.bench import plots
+from outreach_dev.bench.makespan import Makespan
+from outreach_dev.bench.makespan_phases import Phases
+from outreach_dev.bench.timeline import Timeline, job_of
+from outreach_dev.bench.two_jobs import JobRun, section
+
+
+def _timeline() -> Timeline:
+    timeline = Timeline(interval=2.0)
+    timeline.add(0.0, {"big": 16}, {"big": 300})
+    timeline.add(2.0, {"big": 10, "small": 6}, {"big": 290, "small": 20})
+    timeline.retries["big"] = [1.0]
+    return timeline
+
+
+def test_a_job_first_seen_later_has_zeros_before_it_in_every_series() -> None:
+    timeline = _timeline()
+    assert timeline.busy == {"big": [16, 10], "small": [0, 6]}
+    assert timeline.queued == {"big": [300, 290], "small": [0, 20]}
+    assert Timeline.from_dict(timeline.as_dict()) == timeline
+
+
+def test_an_invocation_belongs_to_its_messages_group_and_a_receive_above_one_is_a_retry() -> None:
+    record: dict[str, Any] = {
+        "body": '{"task_id": "scrape#job-b#abc"}',
+        "attributes": {"ApproximateReceiveCount": "2"},
+    }
+    assert job_of(
+        {"Records": [{**record, "attributes": {**record["attributes"], "MessageGroupId": "job-a"}}]}
+    ) == (
+        "job-a",
+        2,
+    )
+    # without a group the job is read from the task id
+    assert job_of({"Records": [record]}) == ("job-b", 2)
+
+
+def test_the_big_job_is_held_to_its_makespan_alone_plus_the_small_jobs_work() -> None:
+    small = JobRun(tasks=34, makespan=60.0, mean_latency=8.0, concurrency=16)
+    big = JobRun(tasks=343, makespan=200.0, mean_latency=8.0, concurrency=16)
+    result = section(
+        343,
+        34,
+        small_alone=small,
+        big_alone=big,
+        small_together=84.0,
+        big_together=224.4,
+        timeline=_timeline(),
+    )
+    rows = {f.measure.split(" (")[0]: f for f in result.figures}
+    # 200 + 34 * 8 / 16 = 217: 224.4 / 217 is 1.034, within 1.1; the small job took 1.4 times alone
+    assert rows["big job"].value == pytest.approx(224.4 / 217.0)
+    assert rows["big job"].met is True
+    assert rows["small job"].value == pytest.approx(1.4)
+    assert rows["small job"].met is True
+
+
+def test_the_pictures_are_drawn_beside_the_results_from_the_sections_timelines(tmp_path: Path) -> None:
+    job = Makespan(
+        tasks=10, makespan=100.0, mean_latency=9.0, concurrency=16, invocations=11, retried=1,
+        phases=Phases(0.0, 0.0, 0.0, 0.0, 0.0, 0.0), timeline=_timeline(),
+    )  # fmt: skip
+    from outreach_dev.bench.makespan import section as makespan_section
+
+    sections = [
+        makespan_section(10, job, job),
+        section(343, 34, small_alone=JobRun(34, 60.0, 8.0, 16), big_alone=JobRun(343, 200.0, 8.0, 16),
+                small_together=84.0, big_together=224.4, timeline=_timeline()),
+    ]  # fmt: skip
+    written = plots.draw_sections(sections, tmp_path)
+    assert sorted(p.name for p in written) == ["makespan.png", "two_jobs.png"]
+    assert all(p.stat().st_size > 10_000 and p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in written)
