@@ -4,7 +4,8 @@
   the table goes through.
 - ``counters``: a job's tasks per status, in shards moved in the same transaction as the status.
 - ``creation`` and ``job_rows``: a job's Pending tasks, created once, and the job's own row.
-- ``rules`` and ``transitions``: the declared rule of each verb, and the verbs applying them.
+- ``rules`` and ``transitions``: the declared rule of each verb, and the verbs applying them;
+  ``transitions_batched``: one rule applied to many tasks in few transactions (an operator's cancel).
 - ``reads``: a task by id, the task a message names, open tasks through the sparse ``open-tasks``
   index (reconcilers query it instead of scanning the table), and every email to an address through
   the ``recipient-emails`` index.
@@ -68,6 +69,7 @@ from outreach.task_store.transitions import (
     return_email_to_pending,
     skip_email,
 )
+from outreach.task_store.transitions_batched import BatchOutcome, apply_batched
 
 __all__ = [
     "COUNTER_SHARDS",
@@ -80,12 +82,14 @@ __all__ = [
     "ROW_GROWTH_BYTES",
     "RULES",
     "TERMINAL_RETENTION_SECONDS",
+    "BatchOutcome",
     "EmailEvent",
     "Holder",
     "IndexRead",
     "JobCreation",
     "Rule",
     "apply",
+    "apply_batched",
     "batch_get",
     "cancel_for_stop",
     "check_job_kind",

@@ -69,6 +69,30 @@ def apply(
     ``values`` binds what the holder condition names beyond what was read (``now``, ``message``,
     ``receive``).
     """
+    seen, status, update = rule_update(rule, task, fields, **values)
+    try:
+        if rule.to is None:
+            clients.dynamodb().update_item(**update)
+            return
+        actions = [cast("TransactWriteItemTypeDef", {"Update": update})]
+        if rule.to is not status and seen.job_id is not None:
+            deltas = {status: -1, rule.to: 1}
+            actions.append(
+                counter_update(update["TableName"], seen.job_id, counter_shard(seen.task_id), deltas)
+            )
+        clients.dynamodb().transact_write_items(TransactItems=actions)
+    except ClientError as exc:
+        if is_condition_failure(exc):
+            raise TransitionRejectedError(seen.task_id, rule.verb) from exc
+        raise
+
+
+def rule_update(
+    rule: Rule, task: Task | MalformedTask, fields: Mapping[str, Any] | None = None, **values: Any
+) -> tuple[_Seen, Status, dict[str, Any]]:
+    """The conditional ``Update`` that applies ``rule`` to ``task`` as read (what ``apply`` writes), with
+    what was read and the status it was read in; ``TransitionRejectedError`` without a write when the
+    rule cannot apply to the row as read."""
     given = dict(fields or {})
     if set(given) != set(rule.sets):
         raise ValueError(f"{rule.verb} sets {sorted(rule.sets)}, got {sorted(given)}")
@@ -120,19 +144,7 @@ def apply(
         "ExpressionAttributeNames": names,
         "ExpressionAttributeValues": to_avs(bound),
     }
-    try:
-        if rule.to is None:
-            clients.dynamodb().update_item(**update)
-            return
-        actions = [cast("TransactWriteItemTypeDef", {"Update": update})]
-        if rule.to is not status and seen.job_id is not None:
-            deltas = {status: -1, rule.to: 1}
-            actions.append(counter_update(table, seen.job_id, counter_shard(seen.task_id), deltas))
-        clients.dynamodb().transact_write_items(TransactItems=actions)
-    except ClientError as exc:
-        if is_condition_failure(exc):
-            raise TransitionRejectedError(seen.task_id, rule.verb) from exc
-        raise
+    return seen, status, update
 
 
 def _reread(task_id: str) -> Task:
