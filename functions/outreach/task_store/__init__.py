@@ -14,10 +14,14 @@
 
 from outreach.task_store.counters import (
     COUNTER_SHARDS,
+    StepCounts,
     counter_key,
     counter_shard,
     counter_update,
     job_counts,
+    reason_group,
+    step_counter,
+    step_counts,
 )
 from outreach.task_store.creation import (
     MAX_ROW_BYTES,
@@ -88,6 +92,7 @@ __all__ = [
     "IndexRead",
     "JobCreation",
     "Rule",
+    "StepCounts",
     "apply",
     "apply_batched",
     "batch_get",
@@ -126,6 +131,7 @@ __all__ = [
     "open_tasks",
     "pages",
     "postpone_email",
+    "reason_group",
     "record_email_event",
     "record_job",
     "record_retry",
@@ -133,6 +139,8 @@ __all__ = [
     "return_email_to_pending",
     "rows",
     "skip_email",
+    "step_counter",
+    "step_counts",
     "to_av",
     "to_avs",
 ]

@@ -70,11 +70,13 @@ def open_index_rows(
     filter_expression: str = "",
     page_size: int | None = None,
     cost: IndexRead | None = None,
+    attributes: tuple[str, ...] = (),
 ) -> Iterator[dict[str, Any]]:
     """The rows of the ``open-tasks`` index under one kind and open status, oldest first, lazily.
 
     ``updated`` is a condition on ``updated_at`` for the key (``updated_at < :before``),
-    ``filter_expression`` a filter on the rows read; ``values`` binds what either names.
+    ``filter_expression`` a filter on the rows read; ``values`` binds what either names. With
+    ``attributes``, each row holds only those (a ``ProjectionExpression``).
     """
     if status not in OPEN:
         raise ValueError(f"only open statuses are indexed, not {status}")
@@ -86,6 +88,9 @@ def open_index_rows(
     }
     if filter_expression:
         request["FilterExpression"] = filter_expression
+    if attributes:
+        request["ProjectionExpression"] = ", ".join(f"#p{i}" for i in range(len(attributes)))
+        request["ExpressionAttributeNames"] = {f"#p{i}": name for i, name in enumerate(attributes)}
     if page_size is not None:
         request["Limit"] = page_size
     yield from rows("query", request, cost=cost)

@@ -18,7 +18,7 @@ from outreach import clients, clock, config
 from outreach.email_task import parse_utc_iso
 from outreach.errors import TaskNotFoundError, TransitionRejectedError
 from outreach.task_model import ALLOWED_TRANSITIONS, EmailFields, MalformedTask, Status, Task, open_key
-from outreach.task_store.counters import counter_shard, counter_update
+from outreach.task_store.counters import counter_shard, counter_update, email_deltas
 from outreach.task_store.items import is_condition_failure, to_av, to_avs
 from outreach.task_store.reads import get_task
 from outreach.task_store.rules import MAY_HAVE_BEEN_SENT, RULES, Holder, Rule, bound_values, holder_condition
@@ -41,11 +41,25 @@ class _Seen:
     status: Status | None
     updated_at: str | None
     lease_owner: str | None
+    step: int | None = None
+    """An email task's step (its counters count per step too)."""
+    failure_reason: str | None = None
 
     @classmethod
     def of(cls, task: Task | MalformedTask) -> _Seen:
-        owner = task.lease.owner if isinstance(task, Task) and task.lease is not None else None
-        return cls(task.task_id, task.kind, task.job_id, task.status, task.updated_at, owner)
+        if not isinstance(task, Task):
+            return cls(task.task_id, task.kind, task.job_id, task.status, task.updated_at, None)
+        owner = task.lease.owner if task.lease is not None else None
+        step = task.email.step if task.email is not None else None
+        reason = task.failure_reason
+        return cls(task.task_id, task.kind, task.job_id, task.status, task.updated_at, owner, step, reason)
+
+    def deltas(self, status: Status, to: Status, fields: Mapping[str, Any]) -> dict[str, int]:
+        """What moving from ``status`` to ``to`` (setting ``fields``) adds to the task's counter shard."""
+        if self.step is None:
+            return {status.value: -1, to.value: 1}
+        after = fields.get("failure_reason", self.failure_reason)
+        return email_deltas(self.step, status, to, reason_before=self.failure_reason, reason_after=after)
 
 
 def _refused(rule: Rule, seen: _Seen, status: Status) -> bool:
@@ -76,7 +90,7 @@ def apply(
             return
         actions = [cast("TransactWriteItemTypeDef", {"Update": update})]
         if rule.to is not status and seen.job_id is not None:
-            deltas = {status: -1, rule.to: 1}
+            deltas = seen.deltas(status, rule.to, fields or {})
             actions.append(
                 counter_update(update["TableName"], seen.job_id, counter_shard(seen.task_id), deltas)
             )

@@ -17,6 +17,7 @@ conflict handling in DynamoDB").
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -70,17 +71,18 @@ def apply_batched(
     outcome = BatchOutcome()
     table = config.tasks_table()
     for chunk in _chunks(tasks):
-        pending: list[tuple[Task, dict[str, Any]]] = []
+        pending: list[_Pending] = []
         for task in chunk:
+            given = fields(task)
             try:
-                _, status, update = rule_update(rule, task, fields(task))
+                seen, status, update = rule_update(rule, task, given)
             except TransitionRejectedError:  # outcome: rejected, as apply would refuse it
                 outcome.rejected.append(task.task_id)
                 continue
             if status is rule.to or task.job_id is None:
                 raise ValueError(f"{rule.verb} of {task.task_id} changes no counted status")
-            pending.append((task, update))
-        written = _write(table, rule, pending, outcome)
+            pending.append(_Pending(task, update, seen.deltas(status, rule.to, given)))
+        written = _write(table, pending, outcome)
         outcome.applied.extend(written)
         if written and on_written is not None:
             on_written(written)
@@ -97,17 +99,26 @@ def _chunks(tasks: Sequence[Task]) -> Iterator[list[Task]]:
             yield group[start : start + TASKS_PER_TRANSACTION]
 
 
-def _write(
-    table: str, rule: Rule, pending: list[tuple[Task, dict[str, Any]]], outcome: BatchOutcome
-) -> list[str]:
+@dataclass(frozen=True)
+class _Pending:
+    """A task's ``Update`` and what it adds to its counter shard."""
+
+    task: Task
+    update: dict[str, Any]
+    deltas: Mapping[str, int]
+
+
+def _write(table: str, pending: list[_Pending], outcome: BatchOutcome) -> list[str]:
     """One transaction of ``pending`` (one job, one shard), rewritten without the tasks whose condition
     failed; the task ids it moved."""
     conflicts = 0
     while pending:
-        first = pending[0][0]
-        assert first.job_id is not None and first.status is not None and rule.to is not None
-        actions = [cast("TransactWriteItemTypeDef", {"Update": update}) for _, update in pending]
-        deltas = {first.status: -len(pending), rule.to: len(pending)}
+        first = pending[0].task
+        assert first.job_id is not None
+        actions = [cast("TransactWriteItemTypeDef", {"Update": entry.update}) for entry in pending]
+        deltas: Counter[str] = Counter()
+        for entry in pending:
+            deltas.update(entry.deltas)
         actions.append(counter_update(table, first.job_id, counter_shard(first.task_id), deltas))
         try:
             clients.dynamodb().transact_write_items(TransactItems=actions)
@@ -118,8 +129,8 @@ def _write(
             if not failed and not (conflicted and conflicts < CONFLICT_ATTEMPTS):
                 raise
             conflicts += 0 if failed else 1
-            outcome.rejected.extend(pending[i][0].task_id for i in sorted(failed))
+            outcome.rejected.extend(pending[i].task.task_id for i in sorted(failed))
             pending = [entry for i, entry in enumerate(pending) if i not in failed]
             continue
-        return [task.task_id for task, _ in pending]
+        return [entry.task.task_id for entry in pending]
     return []
