@@ -42,6 +42,7 @@ def campaign() -> None:
 @click.option("--skip-invalid", is_flag=True, help="Schedule the valid rows and list the skipped ones.")
 @click.option("--operator", help="Who schedules (default: OUTREACH_OPERATOR or the AWS identity).")
 @click.option("--dry-run", is_flag=True, help="Show the plan per day and step; write nothing.")
+@SCHEDULER_RATE
 @click.pass_context
 def schedule(
     ctx: click.Context,
@@ -52,10 +53,19 @@ def schedule(
     skip_invalid: bool,
     operator: str | None,
     dry_run: bool,
+    scheduler_rate: float,
 ) -> None:
     """Plan every step for every recipient, then write the tasks and their one-time schedules."""
     schedule_campaign(
-        session(ctx), campaign_path, recipients_path, from_job, start, skip_invalid, operator, dry_run
+        session(ctx),
+        campaign_path,
+        recipients_path,
+        from_job,
+        start,
+        skip_invalid,
+        operator,
+        dry_run,
+        scheduler_rate,
     )
 
 
