@@ -43,7 +43,9 @@ def _recipients(path: Path, count: int) -> None:
         writer = csv.writer(out)
         writer.writerow(["email", "company", "website", "contact_name"])
         for i in range(count):
-            writer.writerow([f"info@company-{i}.example", f"Company {i}", f"https://company-{i}.example/", ""])
+            writer.writerow(
+                [f"info@company-{i}.example", f"Company {i}", f"https://company-{i}.example/", ""]
+            )
 
 
 def _email_flags(prefix: str) -> list[str]:
@@ -52,7 +54,9 @@ def _email_flags(prefix: str) -> list[str]:
     boto3.client("scheduler", region_name=REGION).create_schedule_group(Name=group)
     sqs = boto3.client("sqs", region_name=REGION)
     dlq_url = sqs.create_queue(QueueName=f"{prefix}-email-dlq")["QueueUrl"]
-    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
     return [
         "--email-schedule-group", group,
         "--email-worker-arn", f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{prefix}-email-worker",
@@ -127,13 +131,27 @@ def run(recipients: int) -> Section:
     )
     emails = f"{2 * recipients:,} emails"
     section.add(
-        Figure(f"campaign cancel, {emails}", cancel_s, "s", target=f"<= {CANCEL_TARGET:.0f} s", met=cancel_s <= CANCEL_TARGET)
+        Figure(
+            f"campaign cancel, {emails}",
+            cancel_s,
+            "s",
+            target=f"<= {CANCEL_TARGET:.0f} s",
+            met=cancel_s <= CANCEL_TARGET,
+        )
     )
     section.add(
-        Figure(f"campaign status, {emails}", status_s, "s", target=f"<= {STATUS_TARGET:.0f} s", met=status_s <= STATUS_TARGET)
+        Figure(
+            f"campaign status, {emails}",
+            status_s,
+            "s",
+            target=f"<= {STATUS_TARGET:.0f} s",
+            met=status_s <= STATUS_TARGET,
+        )
     )
     status_scans = status_calls.calls["dynamodb:Scan"]
-    section.add(Figure("campaign status: Scan calls", status_scans, "calls", target="0", met=status_scans == 0))
+    section.add(
+        Figure("campaign status: Scan calls", status_scans, "calls", target="0", met=status_scans == 0)
+    )
     section.add(
         Figure(
             f"campaign schedule, {emails}",
@@ -144,7 +162,9 @@ def run(recipients: int) -> Section:
         )
     )
     list_scans = list_calls.calls["dynamodb:Scan"]
-    section.add(Figure("job list: Scan calls", list_scans, "calls", target="0 (from the index)", met=list_scans == 0))
+    section.add(
+        Figure("job list: Scan calls", list_scans, "calls", target="0 (from the index)", met=list_scans == 0)
+    )
     section.add(Figure("job list", list_s, "s"))
     return section
 

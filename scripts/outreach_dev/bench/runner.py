@@ -31,6 +31,7 @@ from outreach_dev.bench import (
     extraction,
     index_hot_spot,
     makespan,
+    operator_commands,
     reconciler_scaling,
 )
 from outreach_dev.bench.cost_model import PriceTable
@@ -50,10 +51,12 @@ class Sizes:
     extraction_repeats: int
     cold_start_runs: int
     makespan_sites: int  # 0: not run at this size
+    # Recipients of the two-step campaign the operator's commands run on (3,600: 7,200 emails).
+    campaign_recipients: int = 3_600
 
 
 FULL = Sizes(1_000, 20, (1_000, 10_000, 100_000), 1_000, 7, 60, 15, 7, 1_000)
-SMOKE = Sizes(6, 2, (30, 120), 40, 3, 3, 3, 1, 0)
+SMOKE = replace(Sizes(6, 2, (30, 120), 40, 3, 3, 3, 1, 0), campaign_recipients=5)
 # BENCH_FULL=1: the makespan job is the seed's spike of 3,575 sites.
 FULL_SPIKE = replace(FULL, makespan_sites=3_575)
 # Seconds each page of a farm site takes to answer (real time; x10 on the virtual clock).
@@ -118,6 +121,7 @@ def run_all(sizes: Sizes) -> list[Section]:
         "extraction", lambda: [extraction.run(sizes.extraction_sites, sizes.extraction_repeats)]
     )
     sections += _attempt("cold start", lambda: [cold_start.run(sizes.cold_start_runs)])
+    sections += _attempt("operator commands", lambda: [operator_commands.run(sizes.campaign_recipients)])
     if sizes.makespan_sites:
         timeout = 60.0 + sizes.makespan_sites * 2.0
         sections += _attempt(
