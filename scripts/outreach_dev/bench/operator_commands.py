@@ -65,7 +65,7 @@ def _email_flags(prefix: str) -> list[str]:
     ]  # fmt: skip
 
 
-def _timed(flags: list[str], *args: str) -> tuple[float, dict[str, Any], call_counter.CallCount]:
+def _timed(flags: list[str], *args: str) -> tuple[float, Any, call_counter.CallCount]:
     """One command through the command line: its wall time, its JSON report and its AWS calls."""
     with call_counter.call_count() as count, count.counting():
         began = time.perf_counter()
