@@ -2,7 +2,7 @@
 why emails were not sent.
 
 Read from the campaign's counter shards and the ``open-tasks`` index, never from a Scan of the table
-(one BatchGetItem of the shards, read twice, and one Query). The shards give, each exact (moved in
+(BatchGetItem of the shards, for the statuses, the events and the steps, and one Query). The shards give, each exact (moved in
 the transaction of the change they count): the campaign's emails per status, per step and status
 (``sent`` is Finished) and per step, status and reason group (``task_store.step_counts``; the reason
 group is the failure reason's text before its ``:`` when that is a name such as ``contact_stopped``,
