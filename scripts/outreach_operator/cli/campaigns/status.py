@@ -2,19 +2,19 @@
 why emails were not sent.
 
 Read from the campaign's counter shards and the ``open-tasks`` index, never from a Scan of the table
-(BatchGetItem of the shards, for the statuses, the events and the steps, and one Query). The shards give, each exact (moved in
-the transaction of the change they count): the campaign's emails per status, per step and status
-(``sent`` is Finished) and per step, status and reason group (``task_store.step_counts``; the reason
-group is the failure reason's text before its ``:`` when that is a name such as ``contact_stopped``,
-else ``other``), and the events per step (``task_store.email_event_counts``): SES's (delivered,
-bounced hard and soft, complained, unsubscribed, rejected, delayed, rendering failed) and the inbound
-processor's (replied, auto replied, forwarded), each counted once per email however often it came.
-The next send time is the earliest ``send_at`` of the campaign's Pending emails in the index. A
-campaign scheduled before the step counters existed has emails no step counts (``uncounted``, said
-beside the table). ``--json`` keeps every key it had and adds, per step, ``planned``, ``sent``, each
-event kind and ``cancelled_by_reason``, and ``events``. While emails are pending it also reads
-whether they can go out (``sending``: the configuration set's and the account's sending switches,
-and why nothing is sent when one is off).
+(BatchGetItem of the shards, for the statuses, the events and the steps, and one Query). The shards
+give, each exact (moved in the transaction of the change they count): the campaign's emails per status,
+per step and status (``sent`` is Finished) and per step, status and reason group
+(``task_store.step_counts``; the reason group is the failure reason's text before its ``:`` when that is
+a name such as ``contact_stopped``, else ``other``), and the events per step
+(``task_store.email_event_counts``): SES's (delivered, bounced hard and soft, complained, unsubscribed,
+rejected, delayed, rendering failed) and the inbound processor's (replied, auto replied, forwarded),
+each counted once per email however often it came. The next send time is the earliest ``send_at`` of the
+campaign's Pending emails in the index. A campaign scheduled before the step counters existed has emails
+no step counts (``uncounted``, said beside the table). ``--json`` keeps every key it had and adds, per
+step, ``planned``, ``sent``, each event kind and ``cancelled_by_reason``, and ``events``. While emails
+are pending it also reads whether they can go out (``sending``: the configuration set's and the
+account's sending switches, and why nothing is sent when one is off).
 """
 
 from __future__ import annotations
