@@ -1,4 +1,5 @@
-"""The operator's actions on tasks: cancel, and requeue out of a terminal status with who and why.
+"""The operator's actions on tasks: cancel (one, or many in few transactions), and requeue out of a
+terminal status with who and why.
 
 Each applies its rule of the task store's table (``task_store.RULES``), so its write holds the same
 conditions as every other status change; what the operator may never do to an email task is checked
@@ -6,6 +7,8 @@ here first, with a reason for the person who asked.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Sequence
 
 from outreach import task_store
 from outreach.errors import OperatorRefusedError, TransitionRejectedError
@@ -87,3 +90,12 @@ def operator_cancel(task: Task, *, reason: str) -> None:
 def cancel(task: Task, *, reason: str = "cancelled") -> None:
     """Pending or Running -> Cancelled (an operator's decision); terminal tasks stay as they are."""
     task_store.apply(task_store.RULES["cancel"], task, {"failure_reason": reason[:_REASON_CHARS]})
+
+
+def cancel_many(
+    tasks: Sequence[Task], *, reason: str, on_written: Callable[[Sequence[str]], None] | None = None
+) -> task_store.BatchOutcome:
+    """``cancel`` of many tasks in few transactions (``task_store.apply_batched``), each still only if
+    it is in the status it was read in; ``on_written`` gets the ids of each transaction written."""
+    why = {"failure_reason": reason[:_REASON_CHARS]}
+    return task_store.apply_batched(task_store.RULES["cancel"], tasks, lambda _: why, on_written=on_written)

@@ -64,21 +64,6 @@ def job_tasks_with_status(job_id: str, status: Status) -> list[Task]:
     return [Task.from_item(row) for row in found]
 
 
-def campaign_tasks(campaign_id: str) -> list[Task]:
-    """Every email task of the campaign, in one Scan (the table has no index by job)."""
-    found = task_store.rows(
-        "scan",
-        {
-            "FilterExpression": "job_id = :campaign AND kind = :email",
-            "ConsistentRead": True,
-            "ExpressionAttributeValues": task_store.to_avs(
-                {":campaign": campaign_id, ":email": Kind.EMAIL.value}
-            ),
-        },
-    )
-    return [Task.from_item(row) for row in found]
-
-
 def open_tasks_between(
     kind: Kind, status: Status, start: str, end: str, *, job_ids: Sequence[str] | None = None
 ) -> list[Task]:

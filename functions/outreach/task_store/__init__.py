@@ -4,7 +4,8 @@
   the table goes through.
 - ``counters``: a job's tasks per status, in shards moved in the same transaction as the status.
 - ``creation`` and ``job_rows``: a job's Pending tasks, created once, and the job's own row.
-- ``rules`` and ``transitions``: the declared rule of each verb, and the verbs applying them.
+- ``rules`` and ``transitions``: the declared rule of each verb, and the verbs applying them;
+  ``transitions_batched``: one rule applied to many tasks in few transactions (an operator's cancel).
 - ``reads``: a task by id, the task a message names, open tasks through the sparse ``open-tasks``
   index (reconcilers query it instead of scanning the table), and every email to an address through
   the ``recipient-emails`` index.
@@ -13,10 +14,14 @@
 
 from outreach.task_store.counters import (
     COUNTER_SHARDS,
+    StepCounts,
     counter_key,
     counter_shard,
     counter_update,
     job_counts,
+    reason_group,
+    step_counter,
+    step_counts,
 )
 from outreach.task_store.creation import (
     MAX_ROW_BYTES,
@@ -68,6 +73,7 @@ from outreach.task_store.transitions import (
     return_email_to_pending,
     skip_email,
 )
+from outreach.task_store.transitions_batched import BatchOutcome, apply_batched
 
 __all__ = [
     "COUNTER_SHARDS",
@@ -80,12 +86,15 @@ __all__ = [
     "ROW_GROWTH_BYTES",
     "RULES",
     "TERMINAL_RETENTION_SECONDS",
+    "BatchOutcome",
     "EmailEvent",
     "Holder",
     "IndexRead",
     "JobCreation",
     "Rule",
+    "StepCounts",
     "apply",
+    "apply_batched",
     "batch_get",
     "cancel_for_stop",
     "check_job_kind",
@@ -122,6 +131,7 @@ __all__ = [
     "open_tasks",
     "pages",
     "postpone_email",
+    "reason_group",
     "record_email_event",
     "record_job",
     "record_retry",
@@ -129,6 +139,8 @@ __all__ = [
     "return_email_to_pending",
     "rows",
     "skip_email",
+    "step_counter",
+    "step_counts",
     "to_av",
     "to_avs",
 ]

@@ -3,11 +3,20 @@
 Counters are split over ``COUNTER_SHARDS`` items per job so 140 concurrent scrapers do not contend for
 one item. A shard's ``Update`` runs in the same transaction as the status change it counts, so the
 counts move exactly when the status moves (never a bare ``ADD`` that a retry could repeat).
+
+An email task counts twice more in the same ``Update``: under its step and status
+(``steps_s<step>_<status>``) and, once Failed or Cancelled, under its step, status and reason group
+(``reasons_s<step>_<status>_<group>``, the failure reason's text before its first ``:`` when that is a
+lower-case name such as ``contact_stopped``, else ``other``: free text never becomes an attribute
+name). So ``campaign status`` reads a campaign's steps from its shards, never from its tasks. Rows
+written before these counters existed are not in them (``step_counts`` says how many are missing).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from outreach.task_model import Status, shard_of
@@ -17,6 +26,11 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
 
 COUNTER_SHARDS = 10
+_REASON_GROUP = re.compile(r"[a-z][a-z0-9_]{0,39}")
+_STEP_COUNTER = re.compile(r"steps_s([1-9][0-9]*)_([A-Za-z]+)")
+_REASON_COUNTER = re.compile(r"reasons_s([1-9][0-9]*)_([A-Za-z]+)_([a-z][a-z0-9_]*)")
+_WITH_REASON = (Status.FAILED, Status.CANCELLED)
+_STATUS_NAMES = frozenset(status.value for status in Status)
 
 
 def counter_shard(task_id: str) -> int:
@@ -58,3 +72,64 @@ def job_counts(job_id: str) -> dict[str, int]:
         for status in Status:
             totals[status.value] += int(row.get(status.value, 0))
     return totals
+
+
+def reason_group(reason: str | None) -> str:
+    """The group a failure reason counts in: its text before the first ``:`` when that is a lower-case
+    name of at most 40 characters (``contact_stopped``, ``too_late``), ``unknown`` for none, else
+    ``other``."""
+    if reason is None or not reason.strip():
+        return "unknown"
+    head = reason.split(":", 1)[0].strip()
+    return head if _REASON_GROUP.fullmatch(head) else "other"
+
+
+def step_counter(step: int, status: Status) -> str:
+    """The counter of a campaign step's emails in one status, on each counter shard."""
+    return f"steps_s{step}_{status.value}"
+
+
+def email_deltas(
+    step: int, before: Status, after: Status, *, reason_before: str | None, reason_after: str | None
+) -> dict[str, int]:
+    """What an email task of ``step`` moving from ``before`` to ``after`` adds to its shard: the job's
+    statuses, the step's, and the reason groups of the Failed or Cancelled statuses it leaves and
+    enters."""
+    deltas: dict[str, int] = {before.value: -1, after.value: 1}
+    deltas[step_counter(step, before)] = -1
+    deltas[step_counter(step, after)] = 1
+    if before in _WITH_REASON:
+        deltas[f"reasons_s{step}_{before.value}_{reason_group(reason_before)}"] = -1
+    if after in _WITH_REASON:
+        name = f"reasons_s{step}_{after.value}_{reason_group(reason_after)}"
+        deltas[name] = deltas.get(name, 0) + 1
+    return deltas
+
+
+@dataclass
+class StepCounts:
+    """A campaign's emails per step and status, and per step, status and reason group, from its
+    counter shards; ``uncounted``: tasks the job's counters hold that no step counter does (written
+    before the step counters)."""
+
+    statuses: dict[int, dict[str, int]] = field(default_factory=dict)
+    reasons: dict[int, dict[tuple[str, str], int]] = field(default_factory=dict)
+    uncounted: int = 0
+
+
+def step_counts(job_id: str) -> StepCounts:
+    """The campaign's step counters summed over its shards (one BatchGetItem)."""
+    counts = StepCounts()
+    total = 0
+    for row in batch_get([counter_key(job_id, shard) for shard in range(COUNTER_SHARDS)]):
+        for name, value in row.items():
+            total += int(value) if name in _STATUS_NAMES else 0
+            if matched := _STEP_COUNTER.fullmatch(name):
+                step = counts.statuses.setdefault(int(matched[1]), {})
+                step[matched[2]] = step.get(matched[2], 0) + int(value)
+            elif matched := _REASON_COUNTER.fullmatch(name):
+                reasons = counts.reasons.setdefault(int(matched[1]), {})
+                key = (matched[2], matched[3])
+                reasons[key] = reasons.get(key, 0) + int(value)
+    counts.uncounted = total - sum(sum(step.values()) for step in counts.statuses.values())
+    return counts

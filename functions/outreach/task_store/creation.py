@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -21,7 +22,13 @@ from outreach.errors import InvalidJobInputError, ItemTooLargeError, MalformedFi
 from outreach.item_size import ITEM_LIMIT_BYTES, TRANSACTION_ACTION_LIMIT, TRANSACTION_LIMIT_BYTES, item_size
 from outreach.task_ids import normalise_url, scrape_task_id, validate_job_id, validate_url_list
 from outreach.task_model import Kind, Status, open_key, shard_of
-from outreach.task_store.counters import COUNTER_SHARDS, counter_key, counter_shard, counter_update
+from outreach.task_store.counters import (
+    COUNTER_SHARDS,
+    counter_key,
+    counter_shard,
+    counter_update,
+    step_counter,
+)
 from outreach.task_store.items import cancellation_codes, is_condition_failure, is_throttled, to_avs
 
 if TYPE_CHECKING:
@@ -227,7 +234,7 @@ def _create_chunk(job_id: str, kind: Kind, chunk: Sequence[_Row], result: JobCre
     while remaining:
         now = clock.iso()
         actions: list[TransactWriteItemTypeDef] = []
-        per_shard: dict[int, int] = {}
+        per_shard: dict[int, Counter[str]] = {}
         for task_id, fields in remaining:
             item = _new_item(job_id, kind, task_id, fields, now)
             actions.append(
@@ -239,10 +246,12 @@ def _create_chunk(job_id: str, kind: Kind, chunk: Sequence[_Row], result: JobCre
                     }
                 }
             )
-            shard = counter_shard(task_id)
-            per_shard[shard] = per_shard.get(shard, 0) + 1
-        for shard, count in sorted(per_shard.items()):
-            actions.append(counter_update(table, job_id, shard, {Status.PENDING: count}))
+            counts = per_shard.setdefault(counter_shard(task_id), Counter())
+            counts[Status.PENDING.value] += 1
+            if "step" in fields:  # an email task counts under its step too
+                counts[step_counter(int(fields["step"]), Status.PENDING)] += 1
+        for shard, counts in sorted(per_shard.items()):
+            actions.append(counter_update(table, job_id, shard, counts))
         try:
             clients.dynamodb().transact_write_items(TransactItems=actions)
         except ClientError as exc:

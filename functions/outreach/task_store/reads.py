@@ -74,6 +74,7 @@ def open_index_rows(
     filter_expression: str = "",
     page_size: int | None = None,
     cost: IndexRead | None = None,
+    attributes: tuple[str, ...] = (),
 ) -> Iterator[dict[str, Any]]:
     """The rows of the ``open-tasks`` index under one kind and open status, oldest first, lazily.
 
@@ -82,7 +83,8 @@ def open_index_rows(
     every shard is read before the first row is given, no further page before it is needed.
     ``updated`` is a condition on ``updated_at`` for the key (``updated_at < :before``),
     ``filter_expression`` a filter on the rows read; ``values`` binds what either names; ``page_size``
-    is the Limit of each shard's Query.
+    is the Limit of each shard's Query. With ``attributes``, each row holds only those (a
+    ``ProjectionExpression``; ``updated_at`` is added, the merge's order needs it).
     """
     if status not in OPEN:
         raise ValueError(f"only open statuses are indexed, not {status}")
@@ -98,6 +100,10 @@ def open_index_rows(
         }
         if filter_expression:
             request["FilterExpression"] = filter_expression
+        if attributes:
+            names = list(dict.fromkeys([*attributes, "updated_at"]))
+            request["ProjectionExpression"] = ", ".join(f"#p{i}" for i in range(len(names)))
+            request["ExpressionAttributeNames"] = {f"#p{i}": name for i, name in enumerate(names)}
         if page_size is not None:
             request["Limit"] = page_size
         requests.append(request)

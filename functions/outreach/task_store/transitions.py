@@ -26,7 +26,7 @@ from outreach.task_model import (
     open_key,
     shard_of,
 )
-from outreach.task_store.counters import counter_shard, counter_update
+from outreach.task_store.counters import counter_shard, counter_update, email_deltas
 from outreach.task_store.items import is_condition_failure, to_av, to_avs
 from outreach.task_store.reads import get_task
 from outreach.task_store.rules import MAY_HAVE_BEEN_SENT, RULES, Holder, Rule, bound_values, holder_condition
@@ -50,13 +50,21 @@ class _Seen:
     updated_at: str | None
     lease_owner: str | None
     open_shard: int | None
+    step: int | None = None
+    """An email task's step (its counters count per step too)."""
+    failure_reason: str | None = None
 
     @classmethod
     def of(cls, task: Task | MalformedTask) -> _Seen:
-        owner = task.lease.owner if isinstance(task, Task) and task.lease is not None else None
-        # A malformed row only ever leaves the index (fail_malformed): its shard is never written.
-        shard = task.open_shard if isinstance(task, Task) else None
-        return cls(task.task_id, task.kind, task.job_id, task.status, task.updated_at, owner, shard)
+        if not isinstance(task, Task):
+            # A malformed row only ever leaves the index (fail_malformed): its shard is never written.
+            return cls(task.task_id, task.kind, task.job_id, task.status, task.updated_at, None, None)
+        owner = task.lease.owner if task.lease is not None else None
+        step = task.email.step if task.email is not None else None
+        return cls(
+            task.task_id, task.kind, task.job_id, task.status, task.updated_at, owner, task.open_shard,
+            step, task.failure_reason,
+        )  # fmt: skip
 
     def shard(self) -> int:
         """The ``open-tasks`` shard the task stays in: the one its row names; for a row without one
@@ -64,6 +72,13 @@ class _Seen:
         if self.open_shard is not None:
             return self.open_shard
         return shard_of(self.task_id, config.open_index_shards())
+
+    def deltas(self, status: Status, to: Status, fields: Mapping[str, Any]) -> dict[str, int]:
+        """What moving from ``status`` to ``to`` (setting ``fields``) adds to the task's counter shard."""
+        if self.step is None:
+            return {status.value: -1, to.value: 1}
+        after = fields.get("failure_reason", self.failure_reason)
+        return email_deltas(self.step, status, to, reason_before=self.failure_reason, reason_after=after)
 
 
 def _refused(rule: Rule, seen: _Seen, status: Status) -> bool:
@@ -87,6 +102,30 @@ def apply(
     ``values`` binds what the holder condition names beyond what was read (``now``, ``message``,
     ``receive``).
     """
+    seen, status, update = rule_update(rule, task, fields, **values)
+    try:
+        if rule.to is None:
+            clients.dynamodb().update_item(**update)
+            return
+        actions = [cast("TransactWriteItemTypeDef", {"Update": update})]
+        if rule.to is not status and seen.job_id is not None:
+            deltas = seen.deltas(status, rule.to, fields or {})
+            actions.append(
+                counter_update(update["TableName"], seen.job_id, counter_shard(seen.task_id), deltas)
+            )
+        clients.dynamodb().transact_write_items(TransactItems=actions)
+    except ClientError as exc:
+        if is_condition_failure(exc):
+            raise TransitionRejectedError(seen.task_id, rule.verb) from exc
+        raise
+
+
+def rule_update(
+    rule: Rule, task: Task | MalformedTask, fields: Mapping[str, Any] | None = None, **values: Any
+) -> tuple[_Seen, Status, dict[str, Any]]:
+    """The conditional ``Update`` that applies ``rule`` to ``task`` as read (what ``apply`` writes), with
+    what was read and the status it was read in; ``TransitionRejectedError`` without a write when the
+    rule cannot apply to the row as read."""
     given = dict(fields or {})
     if set(given) != set(rule.sets):
         raise ValueError(f"{rule.verb} sets {sorted(rule.sets)}, got {sorted(given)}")
@@ -138,19 +177,7 @@ def apply(
         "ExpressionAttributeNames": names,
         "ExpressionAttributeValues": to_avs(bound),
     }
-    try:
-        if rule.to is None:
-            clients.dynamodb().update_item(**update)
-            return
-        actions = [cast("TransactWriteItemTypeDef", {"Update": update})]
-        if rule.to is not status and seen.job_id is not None:
-            deltas = {status: -1, rule.to: 1}
-            actions.append(counter_update(table, seen.job_id, counter_shard(seen.task_id), deltas))
-        clients.dynamodb().transact_write_items(TransactItems=actions)
-    except ClientError as exc:
-        if is_condition_failure(exc):
-            raise TransitionRejectedError(seen.task_id, rule.verb) from exc
-        raise
+    return seen, status, update
 
 
 def _reread(task_id: str) -> Task:

@@ -34,6 +34,7 @@ from outreach_dev.bench import (
     index_hot_spot,
     large_job,
     makespan,
+    operator_commands,
     plots,
     reconciler_scaling,
     sharded_creation,
@@ -67,6 +68,8 @@ class Sizes:
     # The two-job run: 3,000 and 300 sites on 140 slots, scaled to the 16 local ones (0: not run).
     two_jobs_big: int = 343
     two_jobs_small: int = 34
+    # Recipients of the two-step campaign the operator's commands run on (3,600: 7,200 emails).
+    campaign_recipients: int = 3_600
 
 
 FULL = Sizes(1_000, 20, (1_000, 10_000, 100_000), 1_000, 7, 60, 15, 7, 1_000)
@@ -78,6 +81,7 @@ SMOKE = replace(
     large_job_sites=50,
     two_jobs_big=0,
     two_jobs_small=0,
+    campaign_recipients=5,
 )
 # BENCH_FULL=1: a second makespan job, the seed's spike of 3,575 sites (docs/performance.md: its cost).
 FULL_SPIKE = replace(FULL, makespan_spike_sites=3_575)
@@ -150,6 +154,7 @@ def run_all(sizes: Sizes) -> list[Section]:
         "extraction", lambda: [extraction.run(sizes.extraction_sites, sizes.extraction_repeats)]
     )
     sections += _attempt("cold start", lambda: [cold_start.run(sizes.cold_start_runs)])
+    sections += _attempt("operator commands", lambda: [operator_commands.run(sizes.campaign_recipients)])
     sections += _attempt(
         "site fetch",
         lambda: [site_fetch.run(sizes.site_fetch_sites, slow_seconds=sizes.site_fetch_page_seconds)],

@@ -1,21 +1,30 @@
-"""``campaign cancel``: every Pending email of a campaign to Cancelled, then its schedule deleted."""
+"""``campaign cancel``: every Pending email of a campaign to Cancelled, then its schedule deleted.
+
+The tasks are cancelled in transactions of up to 99 (``task_actions.cancel_many``: each task only if it
+is still Pending, so an email a worker claimed meanwhile is left to it), then the schedules of the
+cancelled ones are deleted many at once under Scheduler's request rate (``scheduler_calls``).
+Cancelling first means a schedule that fires meanwhile finds its task Cancelled and sends nothing.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
 
-from outreach import errors
-from outreach.email_schedules import ScheduleTarget, delete_schedule
+from outreach.email_schedules import delete_schedule
 from outreach.task_model import Kind, Status, Task
-from outreach_operator import task_actions, task_queries
+from outreach_operator import scheduler_calls, task_actions, task_queries
 from outreach_operator.cli.confirm import confirm_change
+from outreach_operator.cli.jobs.progress import progress_bar
 from outreach_operator.cli.operator import operator_name
 from outreach_operator.cli.output import PartlyDone, Session, table
 
 
-def cancel_campaign(s: Session, campaign_id: str, reason: str, operator: str | None, dry_run: bool) -> None:
+def cancel_campaign(
+    s: Session, campaign_id: str, reason: str, operator: str | None, dry_run: bool, rate: float
+) -> None:
     """Cancel the campaign's Pending emails (list them with ``dry_run``); a claimed send goes on."""
     s.targets.require("tasks_table", "--table")
     pending = _email_tasks(campaign_id, Status.PENDING)
@@ -25,29 +34,46 @@ def cancel_campaign(s: Session, campaign_id: str, reason: str, operator: str | N
     schedules_deleted = 0
     if not dry_run:
         group = s.targets.require("email_schedule_group", "--email-schedule-group")
-        target = ScheduleTarget(group=group, worker_arn="", role_arn="", dlq_arn="")
         confirm_change(s, f"cancel {len(pending):,} Pending emails of campaign {campaign_id}")
         who = operator_name(operator)
-        for index, task in enumerate(pending):
-            assert task.email is not None  # _email_tasks keeps email tasks only
+        with progress_bar(s) as bar:
+            tasks_bar = bar.add_task(f"emails of {campaign_id} cancelled", total=len(pending))
+
+            def written(ids: Sequence[str]) -> None:
+                cancelled.extend(ids)
+                bar.advance(tasks_bar, len(ids))
+
             try:
-                # The task first: a schedule firing meanwhile finds it Cancelled and sends nothing.
-                task_actions.cancel(task, reason=f"{reason} (by {who})")
-            except errors.TransitionRejectedError:  # claimed or done meanwhile: not interrupted
-                moved_on.append(task.task_id)
-                continue
+                # The tasks first: a schedule firing meanwhile finds its task Cancelled and sends nothing.
+                outcome = task_actions.cancel_many(pending, reason=f"{reason} (by {who})", on_written=written)
             except Exception as exc:
+                done = set(cancelled)
                 raise PartlyDone(
-                    f"campaign cancel {campaign_id}", cancelled, [t.task_id for t in pending[index:]], exc
-                ) from exc
-            cancelled.append(task.task_id)
-            try:
-                schedules_deleted += delete_schedule(task.email.schedule_name, target)
-            except Exception as exc:
-                raise PartlyDone(
-                    f"campaign cancel {campaign_id} (a schedule left fires into a Cancelled task: no send)",
+                    f"campaign cancel {campaign_id} (no schedule deleted yet: each fires into a Cancelled "
+                    "task and sends nothing)",
                     cancelled,
-                    [t.task_id for t in pending[index + 1 :]],
+                    [t.task_id for t in pending if t.task_id not in done],
+                    exc,
+                ) from exc
+            moved_on = outcome.rejected  # claimed or done meanwhile: not interrupted
+            bar.update(tasks_bar, total=len(pending), completed=len(pending))
+            names = {t.task_id: t.email.schedule_name for t in pending if t.email is not None}
+            schedules_bar = bar.add_task(f"schedules of {campaign_id} deleted", total=len(cancelled))
+            deleted: list[str] = []
+            try:
+                for task_id, existed in scheduler_calls.run_all(
+                    cancelled, lambda task_id: delete_schedule(names[task_id], group), rate=rate
+                ):
+                    deleted.append(task_id)
+                    schedules_deleted += existed
+                    bar.advance(schedules_bar)
+            except Exception as exc:
+                gone = set(deleted)
+                raise PartlyDone(
+                    f"campaign cancel {campaign_id} (every email cancelled; a schedule left fires into a "
+                    "Cancelled task: no send)",
+                    [f"schedule of {task_id}" for task_id in deleted],
+                    [f"schedule of {task_id}" for task_id in cancelled if task_id not in gone],
                     exc,
                 ) from exc
     report: dict[str, Any] = {

@@ -11,6 +11,15 @@ from outreach_operator.cli.campaigns.check import check_campaign
 from outreach_operator.cli.campaigns.schedule import schedule_campaign
 from outreach_operator.cli.campaigns.status import campaign_status
 from outreach_operator.cli.output import session
+from outreach_operator.scheduler_calls import DEFAULT_RATE
+
+SCHEDULER_RATE = click.option(
+    "--scheduler-rate",
+    type=click.FloatRange(min=1.0, max=10_000.0),
+    default=DEFAULT_RATE,
+    show_default=True,
+    help="Scheduler requests a second at most (below the account's Create/DeleteSchedule quota).",
+)
 
 
 @click.group()
@@ -33,6 +42,7 @@ def campaign() -> None:
 @click.option("--skip-invalid", is_flag=True, help="Schedule the valid rows and list the skipped ones.")
 @click.option("--operator", help="Who schedules (default: OUTREACH_OPERATOR or the AWS identity).")
 @click.option("--dry-run", is_flag=True, help="Show the plan per day and step; write nothing.")
+@SCHEDULER_RATE
 @click.pass_context
 def schedule(
     ctx: click.Context,
@@ -43,10 +53,19 @@ def schedule(
     skip_invalid: bool,
     operator: str | None,
     dry_run: bool,
+    scheduler_rate: float,
 ) -> None:
     """Plan every step for every recipient, then write the tasks and their one-time schedules."""
     schedule_campaign(
-        session(ctx), campaign_path, recipients_path, from_job, start, skip_invalid, operator, dry_run
+        session(ctx),
+        campaign_path,
+        recipients_path,
+        from_job,
+        start,
+        skip_invalid,
+        operator,
+        dry_run,
+        scheduler_rate,
     )
 
 
@@ -65,7 +84,7 @@ def check(ctx: click.Context, campaign_path: Path) -> None:
 def status(ctx: click.Context, campaign_id: str) -> None:
     """Per step: planned, statuses, sent, what SES said (delivered, bounced, complained, unsubscribed),
     what came back by mail (replied, auto replied, forwarded), and why emails failed or were cancelled
-    (one Scan of the table, the counter shards)."""
+    (from the counter shards and the open-tasks index, never a Scan)."""
     campaign_status(session(ctx), campaign_id)
 
 
@@ -74,7 +93,15 @@ def status(ctx: click.Context, campaign_id: str) -> None:
 @click.option("--reason", default="campaign cancelled by operator", show_default=True)
 @click.option("--operator", help="Who cancels (default: OUTREACH_OPERATOR or the AWS identity).")
 @click.option("--dry-run", is_flag=True, help="List the emails that would be cancelled; change nothing.")
+@SCHEDULER_RATE
 @click.pass_context
-def cancel(ctx: click.Context, campaign_id: str, reason: str, operator: str | None, dry_run: bool) -> None:
+def cancel(
+    ctx: click.Context,
+    campaign_id: str,
+    reason: str,
+    operator: str | None,
+    dry_run: bool,
+    scheduler_rate: float,
+) -> None:
     """Cancel every Pending email of the campaign and delete its schedule; a claimed send goes on."""
-    cancel_campaign(session(ctx), campaign_id, reason, operator, dry_run)
+    cancel_campaign(session(ctx), campaign_id, reason, operator, dry_run, scheduler_rate)

@@ -63,8 +63,10 @@ def schedule_campaign(
     skip_invalid: bool,
     operator: str | None,
     dry_run: bool,
+    rate: float,
 ) -> None:
-    """The campaign planned for its recipients and checked; unless ``dry_run``, recorded and written."""
+    """The campaign planned for its recipients and checked; unless ``dry_run``, recorded and written
+    (the schedules at most ``rate`` Scheduler requests a second)."""
     if (recipients_path is None) == (from_job_id is None):
         raise BadInput("give exactly one of --recipients FILE or --from-job ID")
     chosen, lint = load_checked(campaign_path)
@@ -140,7 +142,7 @@ def schedule_campaign(
             )
         except errors.JobKindConflictError as exc:
             raise BadInput(str(exc)) from exc
-        report.update(write_plan(s, plan, target))
+        report.update(write_plan(s, plan, target, rate))
     s.emit(report, lambda c: render_scheduled(c, report))
 
 

@@ -1,16 +1,20 @@
 """``campaign status``: per step what was planned, sent, what SES said of it and what came back by mail;
 why emails were not sent.
 
-Two sources, each exact: the campaign's task rows (one consistent Scan: every email task with its
-status and failure reason) give per step the emails planned, their statuses (``sent`` is Finished) and
-the cancelled ones grouped by reason; the campaign's counter shards give the events per step
-(``task_store.email_event_counts``): SES's (delivered, bounced hard and soft, complained,
-unsubscribed, rejected, delayed, rendering failed) and the inbound processor's (replied, auto replied,
-forwarded), each counted once per email however often it came (the task's mark and the counter move
-in one transaction). ``--json`` keeps every key it had and adds, per step, ``planned``, ``sent``, each
-event kind and ``cancelled_by_reason``, and ``events``. While emails are pending it also reads whether
-they can go out (``sending``: the configuration set's and the account's sending switches, and why
-nothing is sent when one is off).
+Read from the campaign's counter shards and the ``open-tasks`` index, never from a Scan of the table
+(BatchGetItem of the shards, for the statuses, the events and the steps, and one Query). The shards
+give, each exact (moved in the transaction of the change they count): the campaign's emails per status,
+per step and status (``sent`` is Finished) and per step, status and reason group
+(``task_store.step_counts``; the reason group is the failure reason's text before its ``:`` when that is
+a name such as ``contact_stopped``, else ``other``), and the events per step
+(``task_store.email_event_counts``): SES's (delivered, bounced hard and soft, complained, unsubscribed,
+rejected, delayed, rendering failed) and the inbound processor's (replied, auto replied, forwarded),
+each counted once per email however often it came. The next send time is the earliest ``send_at`` of the
+campaign's Pending emails in the index. A campaign scheduled before the step counters existed has emails
+no step counts (``uncounted``, said beside the table). ``--json`` keeps every key it had and adds, per
+step, ``planned``, ``sent``, each event kind and ``cancelled_by_reason``, and ``events``. While emails
+are pending it also reads whether they can go out (``sending``: the configuration set's and the
+account's sending switches, and why nothing is sent when one is off).
 """
 
 from __future__ import annotations
@@ -23,8 +27,7 @@ from rich.console import Console
 
 from outreach import task_store
 from outreach.ses_send_errors import error_code
-from outreach.task_model import Status
-from outreach_operator import task_queries
+from outreach.task_model import Kind, Status
 from outreach_operator.cli.output import BadInput, Session, table
 from outreach_operator.cli.sending import sending_state, stop_alarm_names, why_nothing_is_sent
 
@@ -32,11 +35,6 @@ EVENT_KINDS = tuple(event.value for event in task_store.EmailEvent)
 # The event columns the tables show (every kind is in --json): SES's, then the replies'.
 SHOWN_EVENTS = ("delivered", "bounced_hard", "bounced_soft", "complained", "unsubscribed")
 REPLY_EVENTS = ("replied", "auto_replied", "forwarded")
-
-
-def reason_group(reason: str | None) -> str:
-    """A failure reason as status groups it: the text before its first ``:``."""
-    return (reason or "unknown").split(":", 1)[0].strip() or "unknown"
 
 
 def campaign_status(s: Session, campaign_id: str) -> None:
@@ -47,19 +45,18 @@ def campaign_status(s: Session, campaign_id: str) -> None:
     if row is None and not any(counts.values()):
         raise BadInput(f"no campaign {campaign_id!r} in {s.targets.tasks_table}")
     events = task_store.email_event_counts(campaign_id)
-    tasks = task_queries.campaign_tasks(campaign_id)
-    per_step: dict[int, Counter[str]] = {}
+    counted = task_store.step_counts(campaign_id)
+    per_step = {step: Counter(statuses) for step, statuses in counted.statuses.items()}
     cancelled: dict[int, Counter[str]] = {}
     reasons: Counter[tuple[str, str]] = Counter()
-    for task in tasks:
-        assert task.email is not None  # Task.from_item gives every email row its email fields
-        per_step.setdefault(task.email.step, Counter())[task.status.value] += 1
-        if task.status in (Status.FAILED, Status.CANCELLED):
-            reason = reason_group(task.failure_reason)
-            reasons[(task.status.value, reason)] += 1
-            if task.status is Status.CANCELLED:
-                cancelled.setdefault(task.email.step, Counter())[reason] += 1
-    pending = [t.email.send_at for t in tasks if t.status is Status.PENDING and t.email is not None]
+    for step, groups in counted.reasons.items():
+        for (status, reason), emails in groups.items():
+            if emails <= 0:
+                continue
+            reasons[(status, reason)] += emails
+            if status == Status.CANCELLED.value:
+                cancelled.setdefault(step, Counter())[reason] += emails
+    next_send_at = _next_send_at(campaign_id) if counts[Status.PENDING.value] else None
     steps = sorted(set(per_step) | set(events))
     data: dict[str, Any] = {
         "campaign_id": campaign_id,
@@ -70,8 +67,9 @@ def campaign_status(s: Session, campaign_id: str) -> None:
         "steps": [_step(step, per_step.get(step, Counter()), events, cancelled) for step in steps],
         "reasons": [{"status": st, "reason": r, "emails": n} for (st, r), n in reasons.most_common()],
         "events": {str(step): kinds for step, kinds in events.items()},
-        "next_send_at": min(pending) if pending else None,
-        "sending": _sending(s) if pending else None,
+        "next_send_at": next_send_at,
+        "sending": _sending(s) if next_send_at else None,
+        "uncounted": counted.uncounted,
     }
 
     def render(console: Console) -> None:
@@ -80,6 +78,11 @@ def campaign_status(s: Session, campaign_id: str) -> None:
         rows = [[entry[c] for c in columns] for entry in data["steps"]]
         rows.append(["all (counters)", sum(counts.values()), *(counts[st] for st in statuses)])
         console.print(table(f"campaign {campaign_id}", columns, rows))
+        if data["uncounted"]:
+            console.print(
+                f"{data['uncounted']} emails are in no step: scheduled before the step counters, they "
+                "count only in the totals"
+            )
         for title, kinds in (
             ("what SES said, per step (each event counted once)", SHOWN_EVENTS),
             ("what came back by mail, per step (each email counted once)", REPLY_EVENTS),
@@ -113,6 +116,20 @@ def campaign_status(s: Session, campaign_id: str) -> None:
             console.print(f"nothing is sent: {data['sending']['why_nothing_is_sent']}")
 
     s.emit(data, render)
+
+
+def _next_send_at(campaign_id: str) -> str | None:
+    """The earliest send time of the campaign's Pending emails (a Query of the ``open-tasks`` index,
+    each row's ``send_at`` only)."""
+    found = task_store.open_index_rows(
+        Kind.EMAIL,
+        Status.PENDING,
+        filter_expression="job_id = :job",
+        values={":job": campaign_id},
+        attributes=("send_at",),
+    )
+    times = [str(row["send_at"]) for row in found if "send_at" in row]
+    return min(times) if times else None
 
 
 def _sending(s: Session) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""A campaign plan written: its tasks in chunks, then one schedule per email; a stop says how far it got."""
+"""A campaign plan written: its tasks in chunks, then one schedule per email, many at once under
+Scheduler's request rate; a stop says how far it got."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from outreach import task_store
 from outreach.email_schedules import ScheduleTarget, ensure_schedule
 from outreach.email_task import PlannedEmail, parse_utc_iso
 from outreach.task_model import Status
+from outreach_operator import scheduler_calls
 from outreach_operator.campaigns.planning import CampaignPlan
 from outreach_operator.cli.jobs.progress import progress_bar
 from outreach_operator.cli.output import PartlyDone, Session
@@ -21,8 +23,9 @@ from outreach_operator.task_queries import task_rows
 CREATE_CHUNK = 900
 
 
-def write_plan(s: Session, plan: CampaignPlan, target: ScheduleTarget) -> dict[str, int]:
-    """Every task of the plan, then every schedule; what was created and what was already there."""
+def write_plan(s: Session, plan: CampaignPlan, target: ScheduleTarget, rate: float) -> dict[str, int]:
+    """Every task of the plan, then every schedule (many at once, at most ``rate`` Scheduler requests a
+    second: ``scheduler_calls``); what was created and what was already there."""
     emails = plan.emails
     campaign_id = emails[0].campaign_id
     existing: set[str] = set()
@@ -45,17 +48,20 @@ def write_plan(s: Session, plan: CampaignPlan, target: ScheduleTarget) -> dict[s
             bar.advance(tasks_bar, len(result.created) + len(result.existing))
         stored = task_rows(sorted(existing), ["status", "send_at"])
         schedules_bar = bar.add_task(f"schedules of {campaign_id}", total=len(emails))
-        for index, email in enumerate(emails):
-            try:
-                outcome[_ensure(email, stored.get(email.task_id), target)] += 1
-            except Exception as exc:
-                raise PartlyDone(
-                    f"campaign schedule {campaign_id}",
-                    [f"every task; schedules of emails 1-{index}"],
-                    [f"schedules of emails {index + 1}-{len(emails)} (re-run the same command)"],
-                    exc,
-                ) from exc
-            bar.advance(schedules_bar)
+        try:
+            for _, made in scheduler_calls.run_all(
+                emails, lambda email: _ensure(email, stored.get(email.task_id), target), rate=rate
+            ):
+                outcome[made] += 1
+                bar.advance(schedules_bar)
+        except Exception as exc:
+            done = sum(outcome.values())
+            raise PartlyDone(
+                f"campaign schedule {campaign_id}",
+                [f"every task; {done} schedules made sure of"],
+                [f"{len(emails) - done} schedules (re-run the same command)"],
+                exc,
+            ) from exc
     return {
         "created": created,
         "existing": len(existing),
