@@ -7,6 +7,9 @@
 # The sparse `reply-handles` index holds only the email tasks that carry `reply_handle` (the handle of
 # the per-email reply address `reply+<handle>.<mac>@<reply domain>`, written at creation when the
 # campaign has a reply domain), so an inbound reply finds its task by the handle; keys only as well.
+# The sparse `jobs` index holds only the jobs' own rows (only they carry `job_kind`), newest last by
+# `created_at`, so `outreach job list` reads the jobs rather than the whole table; a job is recorded
+# once per creation, so its two keys (`scrape`, `email`) take a few writes an hour.
 # A global secondary index is eventually consistent and only the projected attributes can be read
 # from it (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html), which the
 # reader's conditional writes on the rows themselves make safe.
@@ -15,6 +18,7 @@ locals {
   open_tasks_index       = "open-tasks"
   recipient_emails_index = "recipient-emails"
   reply_handles_index    = "reply-handles"
+  jobs_index             = "jobs"
   ttl_attribute          = "expires_at"
 }
 
@@ -51,6 +55,16 @@ resource "aws_dynamodb_table" "this" {
     type = "S"
   }
 
+  attribute {
+    name = "job_kind"
+    type = "S"
+  }
+
+  attribute {
+    name = "created_at"
+    type = "S"
+  }
+
   global_secondary_index {
     name            = local.open_tasks_index
     hash_key        = "open_key"
@@ -68,6 +82,13 @@ resource "aws_dynamodb_table" "this" {
     name            = local.reply_handles_index
     hash_key        = "reply_handle"
     projection_type = "KEYS_ONLY"
+  }
+
+  global_secondary_index {
+    name            = local.jobs_index
+    hash_key        = "job_kind"
+    range_key       = "created_at"
+    projection_type = "ALL"
   }
 
   ttl {

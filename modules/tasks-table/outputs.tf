@@ -43,6 +43,16 @@ output "reply_handles_index_arn" {
   value       = "${aws_dynamodb_table.this.arn}/index/${local.reply_handles_index}"
 }
 
+output "jobs_index_name" {
+  description = "Name of the sparse index of the jobs' own rows by job_kind and created_at (the command line's job list)."
+  value       = local.jobs_index
+}
+
+output "jobs_index_arn" {
+  description = "ARN of the jobs index (for the operator's Query permission)."
+  value       = "${aws_dynamodb_table.this.arn}/index/${local.jobs_index}"
+}
+
 output "ttl_attribute" {
   description = "Attribute whose epoch-seconds value expires an item."
   value       = local.ttl_attribute

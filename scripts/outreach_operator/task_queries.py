@@ -16,28 +16,22 @@ from outreach.task_model import Kind, Status, Task
 
 
 def list_jobs() -> list[dict[str, Any]]:
-    """Every job's row and counter rows, merged per job (a Scan: it reads the whole table)."""
-    found = task_store.rows(
-        "scan",
-        {
-            "FilterExpression": "kind IN (:job, :counter)",
-            "ExpressionAttributeValues": task_store.to_avs({":job": "job", ":counter": "job_counter"}),
-        },
-    )
-    jobs: dict[str, dict[str, Any]] = {}
-    for row in found:
-        job = jobs.setdefault(
-            str(row["job_id"]), {"job_id": str(row["job_id"]), **{s.value: 0 for s in Status}}
-        )
-        if row["kind"] == "job":
-            for name in ("created_at", "created_by", "source", "task_count"):
-                if name in row:
-                    job[name] = int(row[name]) if name == "task_count" else str(row[name])
-            job["job_kind"] = task_store.job_kind_of(row).value
-        else:
-            for status in Status:
-                job[status.value] += int(row.get(status.value, 0))
-    return list(jobs.values())
+    """Every job's row, newest first, from the sparse ``jobs`` index (a Query per kind of job: the tasks
+    are never read). Counts are not included: ``with_counts`` adds them to the jobs shown."""
+    found = [row for kind in Kind for row in task_store.job_rows(kind)]
+    jobs = []
+    for row in sorted(found, key=lambda r: (str(r.get("created_at", "")), str(r["job_id"])), reverse=True):
+        job: dict[str, Any] = {"job_id": str(row["job_id"]), "job_kind": task_store.job_kind_of(row).value}
+        for name in ("created_at", "created_by", "source", "task_count"):
+            if name in row:
+                job[name] = int(row[name]) if name == "task_count" else str(row[name])
+        jobs.append(job)
+    return jobs
+
+
+def with_counts(job: dict[str, Any]) -> dict[str, Any]:
+    """``job`` with its tasks per status, from its counter shards (a BatchGetItem)."""
+    return {**job, **task_store.job_counts(str(job["job_id"]))}
 
 
 def job_tasks_with_status(job_id: str, status: Status) -> list[Task]:

@@ -38,7 +38,15 @@ from outreach.task_store.email_events import (
     record_email_event,
 )
 from outreach.task_store.items import IndexRead, batch_get, from_item, pages, rows, to_av, to_avs
-from outreach.task_store.job_rows import check_job_kind, get_job, job_key, job_kind_of, record_job
+from outreach.task_store.job_rows import (
+    JOBS_INDEX,
+    check_job_kind,
+    get_job,
+    job_key,
+    job_kind_of,
+    job_rows,
+    record_job,
+)
 from outreach.task_store.reads import (
     OPEN_TASKS_INDEX,
     RECIPIENT_EMAILS_INDEX,
@@ -77,6 +85,7 @@ from outreach.task_store.transitions_batched import BatchOutcome, apply_batched
 
 __all__ = [
     "COUNTER_SHARDS",
+    "JOBS_INDEX",
     "LEASE_FIELDS",
     "MAX_ROW_BYTES",
     "MAY_HAVE_BEEN_SENT",
@@ -125,6 +134,7 @@ __all__ = [
     "job_counts",
     "job_key",
     "job_kind_of",
+    "job_rows",
     "load_task",
     "mark_redispatched",
     "open_index_rows",

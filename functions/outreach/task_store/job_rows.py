@@ -2,12 +2,13 @@
 
 The row's key ``job#<job>`` is distinct from every counter key (``job#<job>#<shard>``). A job id
 names one kind of job: a scrape job and a campaign never share an id, so their rows and counters
-never merge.
+never merge. Only a job's row carries ``job_kind``: it is the hash key of the sparse ``jobs`` index
+(range ``created_at``, modules/tasks-table), so the jobs are read without reading the tasks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -16,12 +17,16 @@ from outreach import clients, clock, config
 from outreach.errors import JobKindConflictError
 from outreach.task_ids import validate_job_id
 from outreach.task_model import Kind
-from outreach.task_store.items import from_item, is_condition_failure, to_av, to_avs
+from outreach.task_store.items import from_item, is_condition_failure, rows, to_av, to_avs
 
 # Rows recorded before ``job_kind`` existed: a campaign's source always names its recipients
 # (``<campaign file> sha256:<hex>; recipients <...>``, written by ``outreach campaign schedule``), a
 # scrape job's never does (``<sites file> sha256:<hex>``, by ``outreach job create``).
 _LEGACY_CAMPAIGN_SOURCE = "; recipients "
+
+
+# The sparse index of the jobs' own rows (modules/tasks-table's ``jobs_index_name``).
+JOBS_INDEX = "jobs"
 
 
 def job_key(job_id: str) -> str:
@@ -44,6 +49,18 @@ def job_kind_of(row: Mapping[str, Any]) -> Kind:
     if recorded is not None:
         return Kind(str(recorded))
     return Kind.EMAIL if _LEGACY_CAMPAIGN_SOURCE in str(row.get("source", "")) else Kind.SCRAPE
+
+
+def job_rows(kind: Kind) -> Iterator[dict[str, Any]]:
+    """The rows of every job of ``kind``, newest first, page by page from the ``jobs`` index (eventually
+    consistent: a job recorded a moment ago may be missing from one reading)."""
+    request = {
+        "IndexName": JOBS_INDEX,
+        "KeyConditionExpression": "job_kind = :kind",
+        "ExpressionAttributeValues": to_avs({":kind": kind.value}),
+        "ScanIndexForward": False,
+    }
+    yield from rows("query", request)
 
 
 def check_job_kind(job_id: str, kind: Kind) -> None:

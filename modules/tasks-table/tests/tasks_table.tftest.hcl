@@ -123,6 +123,23 @@ run "sparse_reply_handles_index_on_reply_handle_keys_only" {
   }
 }
 
+run "sparse_jobs_index_on_job_kind_and_created_at" {
+  command = plan
+
+  assert {
+    condition = anytrue([
+      for index in aws_dynamodb_table.this.global_secondary_index :
+      index.name == "jobs" && index.hash_key == "job_kind" && index.range_key == "created_at" && index.projection_type == "ALL"
+    ])
+    error_message = "The jobs index must be keyed by job_kind and created_at with projection ALL."
+  }
+
+  assert {
+    condition     = output.jobs_index_name == "jobs" && output.jobs_index_arn == "arn:aws:dynamodb:eu-central-1:111122223333:table/mock/index/jobs"
+    error_message = "The index ARN output must point at the jobs index of this table."
+  }
+}
+
 run "rejects_an_invalid_table_name" {
   command = plan
 

@@ -17,7 +17,7 @@ from embedded_aws.dynamodb_transactions import make_transactions_atomic
 from embedded_aws.ses_account import report_ses_account, set_ses_account
 from embedded_aws.ses_v2 import support_ses_v2
 from embedded_aws.sqs_message_move import support_message_move_tasks
-from outreach import clock, task_store
+from outreach import clients, clock, task_store
 from outreach.results import store_result
 from outreach.task_model import Task
 from outreach_dev.contacts_table_shape import create_contacts_table
@@ -192,3 +192,31 @@ def ses(resources: Resources, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[
     clock.set_time_source(lambda: now[0])
     yield now
     clock.set_time_source(None)
+
+
+def hook_clients(event: str, handler: Any, unique_id: str) -> None:
+    """``handler`` on every client made from boto3's default session from here on."""
+    if boto3.DEFAULT_SESSION is None:
+        boto3.setup_default_session()
+    assert boto3.DEFAULT_SESSION is not None
+    boto3.DEFAULT_SESSION.events.register(event, handler, unique_id=unique_id)
+    clients.reset()  # clients copy the session's hooks when they are created
+
+
+def unhook_clients(event: str, unique_id: str) -> None:
+    assert boto3.DEFAULT_SESSION is not None
+    boto3.DEFAULT_SESSION.events.unregister(event, unique_id=unique_id)
+    clients.reset()
+
+
+@pytest.fixture
+def calls() -> Iterator[list[str]]:
+    """Every AWS call the clients make from here on, as ``service:Operation``."""
+    seen: list[str] = []
+
+    def record(model: Any, **_: Any) -> None:
+        seen.append(f"{model.service_model.endpoint_prefix}:{model.name}")
+
+    hook_clients("before-call.*.*", record, "test-recorded-calls")
+    yield seen
+    unhook_clients("before-call.*.*", "test-recorded-calls")

@@ -5,21 +5,19 @@ task's condition kept, schedules deleted many at once with throttling retried, s
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from outreach import clients, task_store
+from outreach import task_store
 from outreach.email_task import email_schedule_name
 from tests.outreach_operator.cli.campaign_support import CAMPAIGN_ID, csv_file
 from tests.outreach_operator.cli.campaign_support import email_items as _email_items
 from tests.outreach_operator.cli.campaign_support import schedule_example as _schedule
 from tests.outreach_operator.cli.campaign_support import schedules as _schedules
-from tests.outreach_operator.cli.conftest import Run, as_json
+from tests.outreach_operator.cli.conftest import Run, as_json, hook_clients, unhook_clients
 from tests.support.aws import Resources
 
 # 60 recipients x 2 steps: 120 emails, more than one transaction's 99 tasks across the 10 shards.
@@ -33,34 +31,6 @@ def many(tmp_path: Path) -> Path:
         f"info@company-{i}.example,Company {i},https://company-{i}.example/,\n" for i in range(RECIPIENTS)
     )
     return csv_file(tmp_path, "email,company,website,contact_name\n" + rows)
-
-
-def _hook(event: str, handler: Any, unique_id: str) -> None:
-    """``handler`` on every client made from boto3's default session from here on."""
-    if boto3.DEFAULT_SESSION is None:
-        boto3.setup_default_session()
-    assert boto3.DEFAULT_SESSION is not None
-    boto3.DEFAULT_SESSION.events.register(event, handler, unique_id=unique_id)
-    clients.reset()  # clients copy the session's hooks when they are created
-
-
-def _unhook(event: str, unique_id: str) -> None:
-    assert boto3.DEFAULT_SESSION is not None
-    boto3.DEFAULT_SESSION.events.unregister(event, unique_id=unique_id)
-    clients.reset()
-
-
-@pytest.fixture
-def calls() -> Iterator[list[str]]:
-    """Every AWS call the clients make from here on, as ``service:Operation``."""
-    seen: list[str] = []
-
-    def record(model: Any, **_: Any) -> None:
-        seen.append(f"{model.service_model.endpoint_prefix}:{model.name}")
-
-    _hook("before-call.*.*", record, "test-recorded-calls")
-    yield seen
-    _unhook("before-call.*.*", "test-recorded-calls")
 
 
 def test_cancel_writes_tasks_in_batches_leaves_an_email_claimed_mid_batch_and_counts_exactly(
@@ -79,12 +49,12 @@ def test_cancel_writes_tasks_in_batches_leaves_an_email_claimed_mid_batch_and_co
             claimed.append(victim.task_id)  # first: the claim's own transaction passes here too
             task_store.claim_email(victim, owner="worker-1", lease_seconds=300)
 
-    _hook("before-call.dynamodb.TransactWriteItems", claim_before_the_first_cancel, "test-claim")
+    hook_clients("before-call.dynamodb.TransactWriteItems", claim_before_the_first_cancel, "test-claim")
     calls.clear()
     try:
         report = as_json(run("campaign", "cancel", CAMPAIGN_ID, extra=["--json", *email_flags]))
     finally:
-        _unhook("before-call.dynamodb.TransactWriteItems", "test-claim")
+        unhook_clients("before-call.dynamodb.TransactWriteItems", "test-claim")
     assert claimed == [victim.task_id]
     assert report["moved_on"] == [victim.task_id]
     everyone = sorted(item["task_id"]["S"] for item in items)
@@ -127,11 +97,11 @@ def test_cancel_retries_a_throttled_schedule_delete_and_deletes_every_schedule(
             )
 
     event = "before-parameter-build.scheduler.DeleteSchedule"
-    _hook(event, throttle_three_schedules_twice_each, "test-throttle")
+    hook_clients(event, throttle_three_schedules_twice_each, "test-throttle")
     try:
         report = as_json(run("campaign", "cancel", CAMPAIGN_ID, extra=["--json", *email_flags]))
     finally:
-        _unhook(event, "test-throttle")
+        unhook_clients(event, "test-throttle")
     assert (len(set(refused)), len(refused)) == (3, 6)
     assert report["schedules_deleted"] == 2 * RECIPIENTS
     assert _schedules() == {}

@@ -159,6 +159,21 @@ def test_job_list_shows_jobs_with_their_counts_newest_first(
     )
 
 
+def test_job_list_reads_the_jobs_index_and_the_shown_jobs_counters_never_a_scan(
+    run: Run, resources: Resources, tmp_path: Path, calls: list[str]
+) -> None:
+    for name in ("first", "second", "third"):
+        (tmp_path / f"{name}.txt").write_text(f"https://{name}.example\n")
+        as_json(run("--json", "job", "create", "--file", str(tmp_path / f"{name}.txt"), "--job-id", name))
+    calls.clear()
+    jobs = as_json(run("--json", "job", "list", "--limit", "2"))
+    assert [j["job_id"] for j in jobs] == ["third", "second"]
+    assert [j["Pending"] for j in jobs] == [1, 1]
+    assert "dynamodb:Scan" not in calls
+    assert calls.count("dynamodb:Query") == len(Kind)  # one page per kind of job
+    assert calls.count("dynamodb:BatchGetItem") == 2  # the counter shards of the two jobs shown
+
+
 def test_job_export_writes_the_results_of_finished_tasks_as_jsonl_and_csv(
     run: Run, resources: Resources, tmp_path: Path
 ) -> None:

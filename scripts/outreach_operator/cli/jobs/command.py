@@ -55,7 +55,7 @@ def status(ctx: click.Context, job_id: str, watch: bool, interval: float, timeou
 @click.option("--limit", type=int, default=20, show_default=True, help="Most recent jobs to show.")
 @click.pass_context
 def list_jobs(ctx: click.Context, limit: int) -> None:
-    """Recent jobs with their counts (reads the whole table: a Scan)."""
+    """Recent jobs with their counts (the jobs index and each shown job's counters; no Scan)."""
     list_recent_jobs(session(ctx), limit)
 
 

@@ -1,4 +1,5 @@
-"""``job list``: the most recent jobs with their counts per status (a Scan of the table)."""
+"""``job list``: the most recent jobs with their counts per status (the ``jobs`` index, then each shown
+job's counter shards; never a Scan)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,8 @@ from outreach_operator.cli.output import Session, table
 def list_recent_jobs(s: Session, limit: int) -> None:
     """The ``limit`` most recent jobs, newest first, each with its total and counts, emitted."""
     s.targets.require("tasks_table", "--table")
-    jobs = sorted(
-        task_queries.list_jobs(), key=lambda j: (str(j.get("created_at", "")), j["job_id"]), reverse=True
-    )
-    shown = jobs[:limit]
+    jobs = task_queries.list_jobs()
+    shown = [task_queries.with_counts(job) for job in jobs[:limit]]
     for entry in shown:
         entry["total"] = sum(int(entry[st.value]) for st in Status)
     columns = ["job_id", "created_at", "created_by", "total", *(st.value for st in Status)]
