@@ -18,11 +18,19 @@ from outreach_dev import function_env
 from tests.support.aws import REGION, Resources, create_resources
 from tests.support.email import SENDER_DOMAIN
 from tests.support.lambda_context import FakeContext
+from tests.support.worker_groups import assign as assign_worker_groups
 
 # Every function's settings, as Terraform sets them with the modules' defaults. The reconcilers
 # read the same variable names: the email reconciler's values are set here, and the scrape
 # reconciler's tests set that function's own (``function_env.settings("scrape_reconciler")``).
 FUNCTIONS_IN_TESTS = ("scrape_reconciler", "dispatcher", "scraper", "email_worker", "email_reconciler")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests sharing a scoped fixture run on one xdist worker (tests/support/worker_groups.py); before
+    pytest-xdist's own hook, which reads the marks under ``--dist loadgroup``."""
+    assign_worker_groups(items)
 
 
 @pytest.fixture
