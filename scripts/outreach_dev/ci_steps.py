@@ -36,6 +36,8 @@ LANES: tuple[tuple[str, ...], ...] = (
     ("lint", "lint-policies", "except-lint", "bench-smoke"),
 )
 STEPS = tuple(step for lane in LANES for step in lane)
+# How a step runs: this command with the step's name appended.
+COMMAND: tuple[str, ...] = ("make", "--no-print-directory")
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ def run_step(step: str, log_dir: Path = LOG_DIR) -> Outcome:
     started = time.monotonic()
     with log.open("w", encoding="utf-8") as handle:
         code = subprocess.run(
-            ["make", "--no-print-directory", step],
+            [*COMMAND, step],
             cwd=REPO,
             stdout=handle,
             stderr=subprocess.STDOUT,
@@ -81,9 +83,10 @@ def run_lane(lane: Sequence[str], log_dir: Path = LOG_DIR) -> list[Outcome]:
 
 def lanes_of(steps: Sequence[str]) -> list[list[str]]:
     """The lanes restricted to ``steps`` (order within a lane kept, empty lanes dropped)."""
-    unknown = sorted(set(steps) - set(STEPS))
+    known = [step for lane in LANES for step in lane]
+    unknown = sorted(set(steps) - set(known))
     if unknown:
-        raise SystemExit(f"unknown steps {unknown}; known: {list(STEPS)}")
+        raise SystemExit(f"unknown steps {unknown}; known: {known}")
     chosen = [[step for step in lane if step in steps] for lane in LANES]
     return [lane for lane in chosen if lane]
 
@@ -99,11 +102,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m outreach_dev.ci_steps", description=__doc__)
     parser.add_argument("steps", nargs="*", help=f"steps to run (default: all of {list(STEPS)})")
     arguments = parser.parse_args(argv)
-    lanes = lanes_of(arguments.steps or STEPS)
+    lanes = lanes_of(arguments.steps or [step for lane in LANES for step in lane])
     LOG_DIR.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     with ThreadPoolExecutor(max_workers=len(lanes)) as pool:
-        outcomes = [o for lane in pool.map(run_lane, lanes) for o in lane]
+        outcomes = [o for lane in pool.map(lambda lane: run_lane(lane, LOG_DIR), lanes) for o in lane]
     print(summary(outcomes, time.monotonic() - started), flush=True)
     return 0 if all(o.passed for o in outcomes) else 1
 
