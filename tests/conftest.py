@@ -15,10 +15,10 @@ from moto import mock_aws
 
 from outreach import clients
 from outreach_dev import function_env
+from tests.support import worker_groups
 from tests.support.aws import REGION, Resources, create_resources
 from tests.support.email import SENDER_DOMAIN
 from tests.support.lambda_context import FakeContext
-from tests.support.worker_groups import assign as assign_worker_groups
 
 # Every function's settings, as Terraform sets them with the modules' defaults. The reconcilers
 # read the same variable names: the email reconciler's values are set here, and the scrape
@@ -26,11 +26,14 @@ from tests.support.worker_groups import assign as assign_worker_groups
 FUNCTIONS_IN_TESTS = ("scrape_reconciler", "dispatcher", "scraper", "email_worker", "email_reconciler")
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests sharing a scoped fixture run on one xdist worker (tests/support/worker_groups.py); before
-    pytest-xdist's own hook, which reads the marks under ``--dist loadgroup``."""
-    assign_worker_groups(items)
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> Iterator[None]:
+    """Tests sharing a scoped fixture run on one xdist worker (tests/support/worker_groups.py): marked
+    before pytest-xdist's own hook reads the marks, labelled after it (``worker_groups.label``)."""
+    worker_groups.assign(items)
+    yield
+    if config.getoption("loadgroup", False):  # set on each xdist worker under --dist loadgroup
+        worker_groups.label(items)
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import pytest
+from _pytest.nodeid import NodeId
 
 # Costly session fixtures: every test using one runs on the same worker, which builds it once.
 SHARED_SESSION_FIXTURES = frozenset(
@@ -103,3 +104,26 @@ def assign(items: Iterable[pytest.Item]) -> None:
         group = group_of(item)
         if group is not None and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(group))
+
+
+def label(items: Iterable[pytest.Item]) -> None:
+    """Give each grouped item the ``<nodeid>@<group>`` id that ``--dist loadgroup`` schedules by.
+
+    pytest-xdist's worker appends the suffix by assigning ``item._nodeid``; pytest 9 keeps the id in
+    ``item._id`` (a ``NodeId``), so that assignment changes nothing and every test would be scheduled
+    alone, each worker then building the shared fixtures again. Run after xdist's own hook, this sets
+    the suffix where xdist's did not take; it changes nothing where it did.
+    """
+    for item in items:
+        names = sorted(
+            {
+                str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                for m in item.iter_markers("xdist_group")
+            }
+        )
+        if not names:
+            continue
+        suffix = f"@{'_'.join(names)}"
+        if item.nodeid.endswith(suffix) or not isinstance(getattr(item, "_id", None), NodeId):
+            continue
+        item._id = NodeId.parse(item.nodeid + suffix)
