@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from tests.support import worker_groups
@@ -97,3 +100,40 @@ def test_a_session_fixture_in_neither_set_fails_the_collection(
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--collect-only")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*session fixture 'evidence' (used by test_evidence.py::test_reads)*"])
+
+
+def test_under_loadgroup_the_tests_of_one_group_run_on_one_worker_and_the_others_spread(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN the project's collection hook, a module of four tests sharing a module fixture and four alone
+    repo = Path(__file__).resolve().parents[1]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(str(repo / p) for p in ("", "functions", "scripts")))
+    pytester.makeconftest("from tests.conftest import pytest_collection_modifyitems  # noqa: F401\n")
+    pytester.makepyfile(
+        test_shared="""
+import os, pytest
+
+@pytest.fixture(scope="module")
+def applied():
+    return os.environ["PYTEST_XDIST_WORKER"]
+
+@pytest.mark.parametrize("n", range(4))
+def test_shared(applied, n):
+    assert applied == os.environ["PYTEST_XDIST_WORKER"]
+""",
+        test_alone="""
+import os, time, pytest
+
+@pytest.mark.parametrize("n", range(4))
+def test_alone(n):
+    time.sleep(0.2)
+""",
+    )
+    # WHEN they run on three workers with --dist loadgroup
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "3", "--dist", "loadgroup", "-v")
+    # THEN all pass, the four sharing the fixture on one worker, under ids naming their group
+    result.assert_outcomes(passed=8)
+    shared = [line for line in result.outlines if "PASSED test_shared.py" in line]
+    assert len(shared) == 4
+    assert len({line.split()[0] for line in shared}) == 1
+    assert all(line.rstrip().endswith("@test_shared.py") for line in shared)
