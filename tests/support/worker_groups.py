@@ -55,10 +55,6 @@ _NODE_SCOPES: dict[str, type[pytest.Item] | type[pytest.Collector]] = {
 }
 
 
-class UnclassifiedSessionFixtureError(pytest.UsageError):
-    """A session fixture is in neither SHARED_SESSION_FIXTURES nor PER_WORKER_SESSION_FIXTURES."""
-
-
 def group_of(item: pytest.Item) -> str | None:
     """The group ``item`` must run in, or None when any worker may run it alone.
 
@@ -77,7 +73,7 @@ def group_of(item: pytest.Item) -> str | None:
             if name in SHARED_SESSION_FIXTURES:
                 shared.append(name)
             elif name not in PER_WORKER_SESSION_FIXTURES:
-                raise UnclassifiedSessionFixtureError(
+                raise pytest.UsageError(
                     f"session fixture {name!r} (used by {item.nodeid}) is not classified in "
                     "tests/support/worker_groups.py: add it to SHARED_SESSION_FIXTURES if it is costly "
                     "to build, else to PER_WORKER_SESSION_FIXTURES"
