@@ -102,6 +102,9 @@ def test_a_session_fixture_in_neither_set_fails_the_collection(
     result.stderr.fnmatch_lines(["*session fixture 'evidence' (used by test_evidence.py::test_reads)*"])
 
 
+# A child pytest run with three workers, each importing the project's conftest: a minute on a quiet
+# machine, several beside other test workers and a loaded machine.
+@pytest.mark.timeout(900)
 def test_under_loadgroup_the_tests_of_one_group_run_on_one_worker_and_the_others_spread(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
