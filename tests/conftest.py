@@ -15,7 +15,6 @@ from moto import mock_aws
 
 from outreach import clients
 from outreach_dev import function_env
-from tests.support import worker_groups
 from tests.support.aws import REGION, Resources, create_resources
 from tests.support.email import SENDER_DOMAIN
 from tests.support.lambda_context import FakeContext
@@ -24,16 +23,6 @@ from tests.support.lambda_context import FakeContext
 # read the same variable names: the email reconciler's values are set here, and the scrape
 # reconciler's tests set that function's own (``function_env.settings("scrape_reconciler")``).
 FUNCTIONS_IN_TESTS = ("scrape_reconciler", "dispatcher", "scraper", "email_worker", "email_reconciler")
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> Iterator[None]:
-    """Tests sharing a scoped fixture run on one xdist worker (tests/support/worker_groups.py): marked
-    before pytest-xdist's own hook reads the marks, labelled after it (``worker_groups.label``)."""
-    worker_groups.assign(items)
-    yield
-    if config.getoption("loadgroup", False):  # set on each xdist worker under --dist loadgroup
-        worker_groups.label(items)
 
 
 @pytest.fixture
