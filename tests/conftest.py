@@ -19,6 +19,10 @@ from tests.support.aws import REGION, Resources, create_resources
 from tests.support.email import SENDER_DOMAIN
 from tests.support.lambda_context import FakeContext
 
+# Planning and creating tasks writes each to an ``open-tasks`` shard; the command line exports the
+# count from the pipeline's output (``Targets``), tests take the module's default, as Terraform sets it.
+os.environ.setdefault("OPEN_INDEX_SHARDS", function_env.settings("scrape_reconciler")["OPEN_INDEX_SHARDS"])
+
 # Every function's settings, as Terraform sets them with the modules' defaults. The reconcilers
 # read the same variable names: the email reconciler's values are set here, and the scrape
 # reconciler's tests set that function's own (``function_env.settings("scrape_reconciler")``).
