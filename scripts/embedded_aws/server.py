@@ -18,6 +18,7 @@ from typing import Any
 
 from embedded_aws.clock import VirtualClock, install_in_moto
 from embedded_aws.cloudwatch_alarm_state import start_alarms_without_data
+from embedded_aws.dynamodb_indexed_query import query_one_partition
 from embedded_aws.dynamodb_partition_throttling import partition_throttling as throttled_partitions
 from embedded_aws.dynamodb_read_isolation import isolate_dynamodb_reads
 from embedded_aws.dynamodb_size_limits import enforce_dynamodb_size_limits
@@ -160,6 +161,7 @@ def embedded_aws(
     evaluate_bucket_policies_as_tls()
     make_transactions_atomic()
     isolate_dynamodb_reads()
+    query_one_partition()
     enforce_dynamodb_size_limits()
     support_message_move_tasks()
     keep_redrive_allow_policies()

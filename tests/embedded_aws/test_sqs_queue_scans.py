@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -86,3 +87,65 @@ def test_sending_to_a_full_queue_reads_the_clock_as_often_as_sending_to_an_empty
         reads[name] = clock_reads[0]
     # THEN the send reads the clock the same handful of times whatever the queue holds
     assert reads["scan-large"] == reads["scan-small"] <= 10
+
+
+class _CountedMessages(list[Any]):
+    """A queue's message list that counts the walks over it."""
+
+    walks = 0
+
+    def __iter__(self) -> Iterator[Any]:
+        type(self).walks += 1
+        return super().__iter__()
+
+
+def test_a_send_walks_none_of_the_messages_already_in_the_queue(
+    clock: VirtualClock, endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a queue holding 300 messages, its message list counting the walks over it
+    sqs = client("sqs", endpoint, REGION)
+    url = sqs.create_queue(QueueName="scan-walks")["QueueUrl"]
+    for start in range(0, 300, 10):
+        sqs.send_message_batch(
+            QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": f"{start + i}"} for i in range(10)]
+        )
+    queue = _queue("scan-walks")
+    monkeypatch.setattr(queue, "_messages", _CountedMessages(queue._messages))
+    _CountedMessages.walks = 0
+    # WHEN a batch of ten more is sent
+    sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": "more"} for i in range(10)])
+    # THEN no message already queued was looked at (SQS's sends do not slow as a queue fills)
+    assert _CountedMessages.walks == 0
+    assert len(queue._messages) == 310
+    # AND the counts still walk the queue when they are asked for
+    attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
+    assert attributes["Attributes"] == {"ApproximateNumberOfMessages": "310"}
+
+
+def test_queue_attributes_read_when_asked_answer_what_moto_builds(clock: VirtualClock, endpoint: str) -> None:
+    # GIVEN a FIFO queue with content-based deduplication and a redrive policy
+    sqs = client("sqs", endpoint, REGION)
+    dlq = sqs.create_queue(QueueName="scan-dlq.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    redrive = {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 3}
+    url = sqs.create_queue(
+        QueueName="scan-attrs.fifo",
+        Attributes={
+            "FifoQueue": "true",
+            "ContentBasedDeduplication": "true",
+            "RedrivePolicy": json.dumps(redrive),
+        },
+    )["QueueUrl"]
+    # WHEN the same body is sent twice and every attribute is read
+    for _ in range(2):
+        sqs.send_message(QueueUrl=url, MessageBody="same", MessageGroupId="g")
+    everything = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+    # THEN the second send was deduplicated by content, as the attribute says
+    assert everything["ContentBasedDeduplication"] == "true"
+    assert everything["FifoQueue"] == "true"
+    assert everything["ApproximateNumberOfMessages"] == "1"
+    # AND the redrive policy reads back as the JSON it was set as
+    assert json.loads(everything["RedrivePolicy"]) == redrive
+    # AND a named attribute comes alone, an attribute the queue lacks not at all
+    named = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["FifoQueue", "KmsMasterKeyId"])
+    assert named["Attributes"] == {"FifoQueue": "true"}
