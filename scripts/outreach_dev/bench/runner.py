@@ -107,6 +107,15 @@ def _quiet_stdout(log: Path | None) -> Iterator[None]:
         os.close(target)
 
 
+def _empty_emulator() -> None:
+    """Forget every resource moto holds in this process. A section's stack (the embedded AWS's server
+    runs moto in-process) outlives its server, so the next section's ``terraform apply`` of the same
+    local root would find its table, roles and aliases already there and fail."""
+    from moto.moto_api._internal.models import moto_api_backend
+
+    moto_api_backend.reset()
+
+
 def _attempt(name: str, build: Callable[[], list[Section]]) -> list[Section]:
     began = time.perf_counter()
     try:
@@ -114,6 +123,8 @@ def _attempt(name: str, build: Callable[[], list[Section]]) -> list[Section]:
     except Exception as exc:
         sys.stderr.write(f"bench: {name} not measured\n{traceback.format_exc()}")
         return [Section(name, error=f"{type(exc).__name__}: {exc}")]
+    finally:
+        _empty_emulator()
     sys.stderr.write(f"bench: {name} measured in {time.perf_counter() - began:.0f} s\n")
     return sections
 
