@@ -172,8 +172,12 @@ class LocalPipeline:
             now = time.monotonic()
             if progress.counts != last["counts"] or self.busy():
                 last["counts"], last["since"] = dict(progress.counts), now
-            elif idle_skip and now - last["since"] >= settle:
-                self.clock.advance(idle_skip)
+            elif (
+                idle_skip
+                and now - last["since"] >= settle
+                # an invocation may have started since busy() looked: the jump waits for it
+                and self.runtime.advance_clock_if_idle(idle_skip)
+            ):
                 last["since"] = now
             if on_update is not None:
                 on_update(progress)

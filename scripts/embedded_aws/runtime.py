@@ -293,6 +293,23 @@ class FunctionRuntime:
             with self._lock:
                 stats.in_flight -= 1
 
+    # -- the clock ---------------------------------------------------------------------------------
+    def advance_clock_if_idle(self, seconds: float) -> bool:
+        """Jump the virtual clock ``seconds`` ahead unless an invocation is running; True when it moved.
+
+        An invocation's deadline is virtual (``started + timeout``), so a jump while one runs would
+        end it as ``Sandbox.Timedout`` although it used none of its time: an email worker killed that
+        way after its claim leaves the task for the reconciler's ``delivery_unknown``. The check and
+        the jump hold the lock an invocation takes to count itself in flight, before it reads its
+        start time: every invocation starts either before the jump (which then waits) or after it
+        (its deadline counts from the new time).
+        """
+        with self._lock:
+            if any(stats.in_flight for stats in self.stats.values()):
+                return False
+            self.clock.advance(seconds)
+            return True
+
     # -- faults and teardown -------------------------------------------------------------------
     def stats_of(self, function: str) -> FunctionStats:
         """The counters of ``function``, zero before its first invocation."""
