@@ -5,8 +5,9 @@ The embedded AWS (moto server on loopback) runs in this process with partition t
 pipeline's table (its ``open-tasks`` key over the module's default shard count), scrape queue and bucket:
 
 1. ``outreach job create`` runs in a child process against it, as an operator runs it: its wall time
-   and its peak resident memory (the child's own ``ru_maxrss``; the emulator lives in this process,
-   so the figure is the command's alone, not moto's), and the requests the emulator throttled.
+   and its peak resident memory (the child's own, ``peak_memory.own_peak_rss_kib``; the emulator
+   lives in this process, so the figure is the command's alone, not moto's), and the requests the
+   emulator throttled.
 2. Every INSERT of the table's stream goes to the dispatcher in this process in the event source
    mapping's batches: the batches, the SQS messages sent (the queue's count) and the time taken.
    Nothing scrapes the messages: dispatch is where this job's run ends.
@@ -44,13 +45,14 @@ JOB = "bench-large"
 # What `job create` of 100,000 sites weighed before, moto in its process (docs/operator-cli.md): the
 # memory target.
 CREATE_MEMORY_TARGET_MIB = 692.0
-# The child runs the command line, then writes its own peak resident memory (KiB on Linux).
+# The child runs the command line, then writes its own peak resident memory (KiB).
 _CHILD = """
-import resource, sys
+import sys
+from outreach_dev.bench.peak_memory import own_peak_rss_kib
 from outreach_operator.cli.app import main
 code = main(sys.argv[2:])
 with open(sys.argv[1], "w") as out:
-    out.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
+    out.write(str(own_peak_rss_kib()))
 sys.exit(code)
 """
 
