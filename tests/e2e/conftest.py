@@ -234,6 +234,15 @@ class E2E:
         errors = [e for e in self.stack.journal.entries() if "error" in e["kind"] or "stopped" in e["kind"]]
         return f"sources={summary['sources']} functions={summary['functions']} journal={errors[-5:]}"
 
+    def jump(self, seconds: float, timeout: float = 60.0) -> None:
+        """Move the virtual clock ``seconds`` ahead at a moment no invocation runs (a jump inside one
+        would time it out at once: ``FunctionRuntime.advance_clock_if_idle``)."""
+        self.wait_until(
+            lambda: self.stack.runtime.advance_clock_if_idle(seconds),
+            timeout=timeout,
+            what=f"a moment with no invocation running, to move the clock {seconds} s",
+        )
+
     def wait_until(
         self,
         condition: Callable[[], bool],

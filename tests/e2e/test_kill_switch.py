@@ -144,7 +144,7 @@ def test_reserved_concurrency_zero_halfway_through_a_job_stops_the_scraper_and_r
         )["Attributes"]["VisibilityTimeout"]
     )
     throttled_once = e2e.sqs_poller_stats()["throttles"]
-    e2e.stack.clock.advance(visibility + 1)
+    e2e.jump(visibility + 1)
     e2e.wait_until(
         lambda: e2e.sqs_poller_stats()["throttles"] >= throttled_once + len(open_tasks) and paused(),
         timeout=90,

@@ -102,7 +102,7 @@ def test_without_report_batch_item_failures_reported_failures_are_lost_until_the
             QueueUrl=e2e.scrape_queue_url, AttributeNames=["VisibilityTimeout"]
         )["Attributes"]["VisibilityTimeout"]
     )
-    e2e.stack.clock.advance(visibility + 60)
+    e2e.jump(visibility + 60)
     time.sleep(5.0)  # several receive rounds of the pollers
 
     # THEN the reported failures were deleted with their batch: nothing brings the tasks back
