@@ -36,12 +36,18 @@ fmt: $(VPY) ## Format Python and Terraform
 	$(VENV)/bin/ruff check --fix functions tests scripts
 	@if [ -d modules ]; then terraform fmt -recursive modules terraform; fi
 
+# make pytest runs the tests on this many pytest-xdist workers (0: one process, in file order). Tests
+# that share a scoped fixture (the e2e stack, an applied root, the IAM evidence) share one worker:
+# tests/support/worker_groups.py. More workers than cores pays: most tests wait on virtual clocks.
+PYTEST_WORKERS ?= 4
+
 .PHONY: pytest
-pytest: $(VPY) ## Unit, policy and short end-to-end tests
-	$(VPY) -m pytest -m "not slow"
+pytest: $(VPY) ## Unit, policy and short end-to-end tests, on PYTEST_WORKERS workers
+	$(VPY) -m pytest -m "not slow" -n $(PYTEST_WORKERS) --dist loadgroup --durations=40
 
 .PHONY: test
-test: lint lint-policies except-lint terraform-check checkov pytest bench-smoke ## Everything CI runs
+test: $(VPY) $(CHECKOV) ## Everything CI runs: lint lint-policies except-lint terraform-check checkov pytest bench-smoke, side by side
+	PYTHONPATH=scripts $(VPY) -m outreach_dev.ci_steps
 
 # --- terraform and packaging (modules/, terraform/, scripts/outreach_dev/packaging) ---
 TF_CLI := PYTHONPATH=scripts $(VPY) -m outreach_dev.terraform_cli

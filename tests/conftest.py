@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 # Powertools reads these when the handlers' modules are imported, before any fixture runs.
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "outreach-test")
@@ -15,6 +16,8 @@ from moto import mock_aws
 
 from outreach import clients
 from outreach_dev import function_env
+from tests.iam import scenarios, session_recording
+from tests.support import worker_groups
 from tests.support.aws import REGION, Resources, create_resources
 from tests.support.email import SENDER_DOMAIN
 from tests.support.lambda_context import FakeContext
@@ -27,6 +30,26 @@ os.environ.setdefault("OPEN_INDEX_SHARDS", function_env.settings("scrape_reconci
 # read the same variable names: the email reconciler's values are set here, and the scrape
 # reconciler's tests set that function's own (``function_env.settings("scrape_reconciler")``).
 FUNCTIONS_IN_TESTS = ("scrape_reconciler", "dispatcher", "scraper", "email_worker", "email_reconciler")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The IAM evidence's recording of the handlers' unit tests, made as this run runs them."""
+    plugin = session_recording.SessionRecording(scenarios.FUNCTIONS, Path(__file__).resolve().parents[1])
+    config.pluginmanager.register(plugin, session_recording.NAME)  # its pytest_configure runs now
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> Iterator[None]:
+    """Tests sharing a scoped fixture run on one xdist worker (tests/support/worker_groups.py): marked
+    before pytest-xdist's own hook reads the marks, labelled after it (``worker_groups.label``). The
+    handlers' unit tests join the IAM evidence's group (tests/iam/session_recording.py)."""
+    recording = config.pluginmanager.get_plugin(session_recording.NAME)
+    if isinstance(recording, session_recording.SessionRecording):
+        recording.group(items)
+    worker_groups.assign(items)
+    yield
+    if config.getoption("loadgroup", False):  # set on each xdist worker under --dist loadgroup
+        worker_groups.label(items)
 
 
 @pytest.fixture

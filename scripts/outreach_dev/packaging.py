@@ -27,6 +27,8 @@ runtime dependencies' markers (``python_version < "3.11"``/``"3.13"``) read the 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -38,7 +40,7 @@ import sys
 import tempfile
 import tomllib
 import zipfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -77,6 +79,8 @@ _EXCLUDED_TOP_LEVEL = frozenset({"bin", ".complete"})  # pip's console-script la
 _EXCLUDED_SUFFIXES = (".pyc", ".pyo")
 _EXCLUDED_DIST_INFO_FILES = frozenset({"RECORD", "INSTALLER", "REQUESTED", "direct_url.json"})
 _COMPLETE_MARKER = ".complete"
+# Held while one builder installs into the cache (install_dependencies); beside the trees, never in one.
+_LOCK_FILE = ".install.lock"
 
 Runner = Callable[[Sequence[str]], None]
 
@@ -185,11 +189,40 @@ def _remove_runtime_provided(tree: Path) -> None:
 def install_dependencies(
     requirements: Sequence[str], cache_root: Path = CACHE_DIR, *, runner: Runner = _run_pip
 ) -> Path:
-    """Install ``requirements`` for the Lambda platform once; later calls reuse the cached tree."""
+    """Install ``requirements`` for the Lambda platform once; later calls reuse the cached tree.
+
+    Builders running at once (the test workers, ``make bench-smoke`` beside ``make pytest``) share
+    the cache: the first takes ``cache_root``'s lock and installs, the others wait for the lock and
+    then find the tree complete. No builder ever replaces a complete tree another may be reading.
+    """
     target = cache_root / f"deps-{cache_key(requirements)}"
     if (target / _COMPLETE_MARKER).is_file():
         return target
     cache_root.mkdir(parents=True, exist_ok=True)
+    with _locked(cache_root / _LOCK_FILE):
+        if (target / _COMPLETE_MARKER).is_file():
+            return target
+        _install_into(requirements, cache_root, target, runner)
+    return target
+
+
+def _locked(path: Path) -> contextlib.AbstractContextManager[None]:
+    """An exclusive lock on ``path`` (flock, held until the block ends, released if the process dies)."""
+
+    @contextlib.contextmanager
+    def hold() -> Iterator[None]:
+        with path.open("a") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+    return hold()
+
+
+def _install_into(requirements: Sequence[str], cache_root: Path, target: Path, runner: Runner) -> None:
+    """Install into a staging directory, then move it to ``target`` (an incomplete leftover replaced)."""
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=cache_root))
     try:
         if requirements:
@@ -202,7 +235,6 @@ def install_dependencies(
     finally:
         if staging.exists():
             shutil.rmtree(staging)
-    return target
 
 
 def _included(relative: Path) -> bool:

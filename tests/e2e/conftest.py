@@ -40,6 +40,7 @@ from embedded_aws.webfarm import Site
 from outreach.task_ids import normalise_url, scrape_task_id
 from outreach.task_model import Kind
 from outreach_dev.packaging import build_packages
+from tests.support.call_timeouts import count_the_call_only
 
 pytestmark = pytest.mark.e2e
 
@@ -60,14 +61,8 @@ PACKAGE = Path(__file__).parent
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Each scenario's timeout counts its own run, not the package's stack start (which the first
-    scenario to run would otherwise pay): its timeout, or the configured one, becomes func_only."""
-    for item in items:
-        if PACKAGE not in item.path.parents:
-            continue
-        marker = item.get_closest_marker("timeout")
-        configured = item.config.getini("timeout")
-        seconds = (marker.kwargs.get("timeout") or marker.args[0]) if marker else configured
-        item.add_marker(pytest.mark.timeout(float(seconds), func_only=True), append=False)
+    scenario to run would otherwise pay; the start is bounded by STACK_START_BUDGET_SECONDS)."""
+    count_the_call_only(items, PACKAGE)
 
 
 @dataclass

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import stat
+import threading
 import zipfile
 from collections.abc import Sequence
 from dataclasses import replace
@@ -210,3 +211,34 @@ def test_a_function_the_manifest_packages_without_dependencies_gets_its_code_onl
     assert installs == []
     assert "outreach/scraper.py" in names
     assert all(name.startswith("outreach/") for name in names)
+
+
+def test_builders_installing_into_one_cache_at_once_install_once_and_keep_the_tree_whole(
+    tmp_path: Path,
+) -> None:
+    # GIVEN a builder whose pip install is under way when a second builder wants the same tree
+    cache = tmp_path / "cache"
+    installs: list[Sequence[str]] = []
+    trees: list[Path] = []
+    second = threading.Thread(
+        target=lambda: trees.append(packaging.install_dependencies(["a==1"], cache, runner=pip))
+    )
+
+    def pip(command: Sequence[str]) -> None:
+        installs.append(command)
+        if len(installs) == 1:
+            # the second builder starts while the first installs, and gets its chance to run
+            second.start()
+            second.join(timeout=2.0)
+        target = Path(command[command.index("--target") + 1])
+        (target / "a").mkdir()
+        (target / "a" / "__init__.py").write_text("")
+
+    # WHEN both finish
+    first = packaging.install_dependencies(["a==1"], cache, runner=pip)
+    second.join(timeout=60.0)
+    # THEN pip ran once, both got the same tree, and the tree is whole
+    assert not second.is_alive()
+    assert len(installs) == 1
+    assert trees == [first]
+    assert (first / "a" / "__init__.py").is_file()

@@ -2,7 +2,9 @@
 
 Load it with ``-p tests.support.aws_operation_recorder`` and name, in the environment,
 ``AWS_OPERATIONS_FILE`` (where the recording is written when the session ends) and
-``AWS_OPERATIONS_HANDLERS`` (comma-separated handler modules, e.g. ``outreach.scraper``).
+``AWS_OPERATIONS_HANDLERS`` (comma-separated handler modules, e.g. ``outreach.scraper``). A run can
+also record in-process (``install``), only while its ``active`` flag is set
+(``tests/iam/session_recording.py``).
 
 Every client the core creates (``outreach.clients``) gets a ``provide-client-params`` hook on its
 own event system when it is made; a hook on boto3's default session would not do, because moto
@@ -69,6 +71,10 @@ class _Recorder:
     def __init__(self, handlers: frozenset[str]) -> None:
         self.handlers = handlers
         self.records: dict[str, dict[str, Any]] = {}
+        self.active = True
+
+    def sorted_records(self) -> list[dict[str, Any]]:
+        return [self.records[key] for key in sorted(self.records)]
 
     def handler_on_stack(self) -> str | None:
         frame = sys._getframe(2)
@@ -80,6 +86,8 @@ class _Recorder:
         return None
 
     def record(self, params: dict[str, Any], model: Any, **_: Any) -> None:
+        if not self.active:
+            return
         handler = self.handler_on_stack()
         if handler is None:
             return
@@ -198,15 +206,9 @@ def _environment_holding(resources: dict[str, Any]) -> dict[str, list[str]]:
     }
 
 
-_recorder: _Recorder | None = None
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    global _recorder
-    if FILE_VARIABLE not in os.environ or HANDLERS_VARIABLE not in os.environ:
-        raise pytest.UsageError(f"the AWS operation recorder needs {FILE_VARIABLE} and {HANDLERS_VARIABLE}")
-    handlers = frozenset(h.strip() for h in os.environ[HANDLERS_VARIABLE].split(",") if h.strip())
-    recorder = _recorder = _Recorder(handlers)
+def install(handlers: frozenset[str]) -> _Recorder:
+    """Record, from now on in this process, the calls of ``handlers`` through ``outreach.clients``."""
+    recorder = _Recorder(handlers)
     make_client = clients._client
 
     def recorded_client(service: str) -> Any:
@@ -218,10 +220,20 @@ def pytest_configure(config: pytest.Config) -> None:
 
     clients.reset()
     clients._client = recorded_client
+    return recorder
+
+
+_recorder: _Recorder | None = None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _recorder
+    if FILE_VARIABLE not in os.environ or HANDLERS_VARIABLE not in os.environ:
+        raise pytest.UsageError(f"the AWS operation recorder needs {FILE_VARIABLE} and {HANDLERS_VARIABLE}")
+    _recorder = install(frozenset(h.strip() for h in os.environ[HANDLERS_VARIABLE].split(",") if h.strip()))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     if _recorder is None:
         return
-    records = [_recorder.records[key] for key in sorted(_recorder.records)]
-    Path(os.environ[FILE_VARIABLE]).write_text(json.dumps(records, indent=1))
+    Path(os.environ[FILE_VARIABLE]).write_text(json.dumps(_recorder.sorted_records(), indent=1))

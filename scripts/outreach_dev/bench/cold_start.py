@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -116,11 +117,12 @@ def _unzipped_bytes(package: Path, packages: set[str] | None = None) -> int:
         )
 
 
-def run(runs: int) -> Section:
+def run(runs: int, functions: Sequence[str] | None = None) -> Section:
+    """Measure the cold start of ``functions`` (every one by default)."""
     section = Section("cold start", details={"runs": runs, "handlers": {}})
     with tempfile.TemporaryDirectory(prefix="outreach-bench-cold-") as scratch:
         root = Path(scratch)
-        built = packaging.build_packages(dist_dir=root / "dist")
+        built = packaging.build_packages(functions, dist_dir=root / "dist")
         boto3_alone, _ = _median_import(root, "boto3", runs)
         section.details["import_boto3_seconds"] = boto3_alone
         for package in built:

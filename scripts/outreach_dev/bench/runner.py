@@ -70,6 +70,9 @@ class Sizes:
     two_jobs_small: int = 34
     # Recipients of the two-step campaign the operator's commands run on (3,600: 7,200 emails).
     campaign_recipients: int = 3_600
+    # The functions whose cold start is measured (None: every one; each is a build, two unpacked
+    # trees, a compile and imports in fresh interpreters).
+    cold_start_functions: tuple[str, ...] | None = None
 
 
 FULL = Sizes(1_000, 20, (1_000, 10_000, 100_000), 1_000, 7, 60, 15, 7, 1_000)
@@ -82,6 +85,7 @@ SMOKE = replace(
     two_jobs_big=0,
     two_jobs_small=0,
     campaign_recipients=5,
+    cold_start_functions=("dispatcher",),
 )
 # BENCH_FULL=1: a second makespan job, the seed's spike of 3,575 sites (docs/performance.md: its cost).
 FULL_SPIKE = replace(FULL, makespan_spike_sites=3_575)
@@ -164,7 +168,9 @@ def run_all(sizes: Sizes) -> list[Section]:
     sections += _attempt(
         "extraction", lambda: [extraction.run(sizes.extraction_sites, sizes.extraction_repeats)]
     )
-    sections += _attempt("cold start", lambda: [cold_start.run(sizes.cold_start_runs)])
+    sections += _attempt(
+        "cold start", lambda: [cold_start.run(sizes.cold_start_runs, sizes.cold_start_functions)]
+    )
     sections += _attempt("operator commands", lambda: [operator_commands.run(sizes.campaign_recipients)])
     sections += _attempt(
         "site fetch",
