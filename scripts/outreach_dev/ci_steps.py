@@ -12,12 +12,18 @@ while ``terraform init`` writes its ``.terraform/``, as in a serial run.
 A step's output goes to ``build/ci/<step>.log`` and is printed whole when the step ends, under a
 header naming the step, its result and its time, so that lanes never interleave lines. Every step
 runs even when another fails; the command fails (exit 1) when any step does, and the closing table
-names each step's result and wall time.
+names each step's result, wall time and CPU time.
+
+A step's CPU time is what the kernel reports for its ``make`` and every descendant it waited for
+(``wait4``'s resource usage: user + system). The lanes share the machine's cores, so the sum of the
+steps' CPU over the core count is the least wall time ``make test`` can take on that machine; the
+table prints that floor next to the wall time.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import threading
@@ -46,6 +52,8 @@ class Outcome:
     code: int
     seconds: float
     log: Path
+    # User + system CPU of the step and the descendants it waited for.
+    cpu_seconds: float = 0.0
 
     @property
     def passed(self) -> bool:
@@ -60,18 +68,18 @@ def run_step(step: str, log_dir: Path = LOG_DIR) -> Outcome:
     log = log_dir / f"{step}.log"
     started = time.monotonic()
     with log.open("w", encoding="utf-8") as handle:
-        code = subprocess.run(
-            [*COMMAND, step],
-            cwd=REPO,
-            stdout=handle,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        ).returncode
-    outcome = Outcome(step, code, time.monotonic() - started, log)
+        child = subprocess.Popen(
+            [*COMMAND, step], cwd=REPO, stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        )
+        # wait4, not Popen.wait: only it returns this child's own resource usage (the lanes' threads
+        # each wait for their own child, so the process-wide RUSAGE_CHILDREN cannot tell them apart).
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = code = os.waitstatus_to_exitcode(status)
+    outcome = Outcome(step, code, time.monotonic() - started, log, usage.ru_utime + usage.ru_stime)
     verdict = "ok" if outcome.passed else f"FAILED (exit {code})"
     with _print_lock:
-        print(f"===== make {step}: {verdict} in {outcome.seconds:.0f} s =====", flush=True)
+        timing = f"{outcome.seconds:.0f} s ({outcome.cpu_seconds:.0f} s CPU)"
+        print(f"===== make {step}: {verdict} in {timing} =====", flush=True)
         sys.stdout.write(log.read_text(encoding="utf-8", errors="replace"))
         print(f"===== end of make {step} ({verdict}; log {log.relative_to(REPO)}) =====", flush=True)
     return outcome
@@ -91,11 +99,25 @@ def lanes_of(steps: Sequence[str]) -> list[list[str]]:
     return [lane for lane in chosen if lane]
 
 
-def summary(outcomes: Sequence[Outcome], seconds: float) -> str:
-    lines = [f"  {o.step:<16} {'ok' if o.passed else 'FAILED':<7} {o.seconds:7.0f} s" for o in outcomes]
+def summary(outcomes: Sequence[Outcome], seconds: float, cores: int | None = None) -> str:
+    """The closing table: each step's result, wall and CPU time, then the run's wall time against the
+    least wall time its CPU allows on ``cores`` cores."""
+    cores = cores or os.cpu_count() or 1
+    lines = [
+        f"  {o.step:<16} {'ok' if o.passed else 'FAILED':<7} {o.seconds:7.0f} s  {o.cpu_seconds:7.0f} s CPU"
+        for o in outcomes
+    ]
+    cpu = sum(o.cpu_seconds for o in outcomes)
     failed = [o.step for o in outcomes if not o.passed]
     verdict = f"FAILED: {', '.join(failed)}" if failed else "every step passed"
-    return "\n".join(["make test steps:", *lines, f"  {'wall':<16} {'':<7} {seconds:7.0f} s  {verdict}"])
+    return "\n".join(
+        [
+            "make test steps:",
+            *lines,
+            f"  {'wall':<16} {'':<7} {seconds:7.0f} s  {cpu:7.0f} s CPU  {verdict}",
+            f"  {'CPU floor':<16} {'':<7} {cpu / cores:7.0f} s  (the steps' CPU over {cores} cores)",
+        ]
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

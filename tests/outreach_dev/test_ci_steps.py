@@ -58,3 +58,44 @@ def test_the_steps_of_make_test_are_the_lanes_steps_each_once() -> None:
     assert listed is not None
     assert sorted(listed[1].split()) == sorted(ci_steps.STEPS)
     assert len(set(ci_steps.STEPS)) == len(ci_steps.STEPS)
+
+
+# A step that waits 0.6 s in a child process, or (named "burn...") spends 0.6 s of CPU in one (counted
+# by the CPU clock, so a loaded machine makes it longer, never smaller).
+TIMED_STEP = (
+    "import subprocess, sys; name = sys.argv[1]; "
+    "work = 'import time\\nwhile time.process_time() < 0.6: pass' "
+    "if name.startswith('burn') else 'import time; time.sleep(0.6)'; "
+    "subprocess.run([sys.executable, '-c', work], check=True)"
+)
+
+
+def test_a_steps_cpu_time_counts_its_descendants_work_and_not_their_waits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN two lanes side by side: one step spends 0.6 s of CPU in a grandchild, the other sleeps
+    monkeypatch.setattr(ci_steps, "COMMAND", (sys.executable, "-c", TIMED_STEP))
+    monkeypatch.setattr(ci_steps, "LOG_DIR", tmp_path / "logs")
+    monkeypatch.setattr(ci_steps, "REPO", tmp_path)
+    monkeypatch.setattr(ci_steps, "LANES", (("burn",), ("sleep",)))
+    # WHEN the lanes run
+    assert ci_steps.main([]) == 0
+    out = capsys.readouterr().out
+    # THEN each step's CPU is its own subtree's: the busy one at least its 0.6 s, the waiting one
+    # only its interpreters' start-ups (well under the busy one's)
+    cpu = {m[1]: float(m[2]) for m in re.finditer(r"===== make (\w+): ok in \d+ s \((\d+) s CPU\)", out)}
+    assert set(cpu) == {"burn", "sleep"}, out
+    outcomes = {o.step: o for o in (ci_steps.run_step(s, tmp_path / "logs") for s in ("burn", "sleep"))}
+    assert outcomes["burn"].cpu_seconds >= 0.5
+    assert outcomes["sleep"].cpu_seconds < outcomes["burn"].cpu_seconds - 0.3
+    assert re.search(r"CPU floor\s+\d+ s  \(the steps' CPU over \d+ cores\)", out)
+
+
+def test_the_cpu_floor_is_the_steps_cpu_over_the_cores() -> None:
+    outcomes = [
+        ci_steps.Outcome("a", 0, 10.0, Path("a.log"), 300.0),
+        ci_steps.Outcome("b", 0, 20.0, Path("b.log"), 500.0),
+    ]
+    table = ci_steps.summary(outcomes, 450.0, cores=2)
+    assert re.search(r"wall\s+450 s\s+800 s CPU  every step passed", table), table
+    assert re.search(r"CPU floor\s+400 s", table), table
