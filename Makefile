@@ -43,7 +43,7 @@ PYTEST_WORKERS ?= 4
 
 .PHONY: pytest
 pytest: $(VPY) ## Unit, policy and short end-to-end tests, on PYTEST_WORKERS workers
-	$(VPY) -m pytest -m "not slow" -n $(PYTEST_WORKERS) --dist loadgroup --durations=40
+	$(VPY) -m pytest -m "not slow" -n $(PYTEST_WORKERS) --dist loadgroup --durations=40 --cpu-summary
 
 .PHONY: test
 test: $(VPY) $(CHECKOV) ## Everything CI runs: lint lint-policies except-lint terraform-check checkov pytest bench-smoke, side by side
