@@ -26,6 +26,8 @@ from typing import Any
 
 import hcl2
 
+from outreach_dev import hcl_files
+
 _OPTIONS = hcl2.SerializationOptions(strip_string_quotes=True, with_comments=False, explicit_blocks=False)
 
 
@@ -33,9 +35,7 @@ def _blocks(directory: Path, kind: str) -> list[Any]:
     """Every block of ``kind`` in the directory's .tf files, in file order."""
     found: list[Any] = []
     for path in sorted(directory.glob("*.tf")):
-        with path.open(encoding="utf-8") as handle:
-            loaded: dict[str, Any] = hcl2.load(handle, serialization_options=_OPTIONS)
-        blocks = loaded.get(kind, [])
+        blocks = hcl_files.load(path, _OPTIONS).get(kind, [])
         found.extend(blocks if isinstance(blocks, list) else [blocks])
     return found
 

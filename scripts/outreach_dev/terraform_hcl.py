@@ -16,7 +16,7 @@ from typing import Any
 
 import hcl2
 
-from outreach_dev import terraform_cli
+from outreach_dev import hcl_files, terraform_cli
 
 _OPTIONS = hcl2.SerializationOptions(strip_string_quotes=True, with_comments=False)
 _WITHOUT_BLOCK_MARKERS = hcl2.SerializationOptions(
@@ -27,10 +27,7 @@ _WITHOUT_BLOCK_MARKERS = hcl2.SerializationOptions(
 def load_file(path: Path, *, block_markers: bool = True) -> dict[str, Any]:
     """One .tf or .tfvars file as python-hcl2 reads it: block kinds to lists of blocks, strings
     unquoted, ``${...}`` kept; each block body marked ``__is_block__`` unless ``block_markers`` is off."""
-    options = _OPTIONS if block_markers else _WITHOUT_BLOCK_MARKERS
-    with path.open(encoding="utf-8") as handle:
-        loaded: dict[str, Any] = hcl2.load(handle, serialization_options=options)
-    return loaded
+    return hcl_files.load(path, _OPTIONS if block_markers else _WITHOUT_BLOCK_MARKERS)
 
 
 @cache
