@@ -9,10 +9,6 @@ is the longest step and runs on several workers (``PYTEST_WORKERS``), so the oth
 beside it. ``checkov`` follows ``terraform-check`` in their lane, so that checkov never scans a root
 while ``terraform init`` writes its ``.terraform/``, as in a serial run.
 
-The lanes share the machine's cores, and the first (pytest) is the run's critical path: the others
-run at a lower priority (``OTHER_LANES_NICENESS``), so that pytest's workers take the cores when
-they need them and the other lanes fill the time they spend waiting.
-
 A step's output goes to ``build/ci/<step>.log`` and is printed whole when the step ends, under a
 header naming the step, its result and its time, so that lanes never interleave lines. Every step
 runs even when another fails; the command fails (exit 1) when any step does, and the closing table
@@ -46,10 +42,6 @@ LANES: tuple[tuple[str, ...], ...] = (
     ("lint", "lint-policies", "except-lint", "bench-smoke"),
 )
 STEPS = tuple(step for lane in LANES for step in lane)
-# The niceness of every lane but the first (nice(1): a lower weight in the kernel's fair scheduler,
-# never a stop). At 5 a process weighs about a third of one at 0: the four terraform tests of the
-# second lane then weigh about as much as one pytest worker, not four.
-OTHER_LANES_NICENESS = 5
 # How a step runs: this command with the step's name appended.
 COMMAND: tuple[str, ...] = ("make", "--no-print-directory")
 
@@ -71,18 +63,13 @@ class Outcome:
 _print_lock = threading.Lock()
 
 
-def run_step(step: str, log_dir: Path = LOG_DIR, niceness: int = 0) -> Outcome:
-    """Run ``make <step>`` (at ``niceness``) with its output in ``log_dir/<step>.log``; print that log
-    when it ends."""
+def run_step(step: str, log_dir: Path = LOG_DIR) -> Outcome:
+    """Run ``make <step>`` with its output in ``log_dir/<step>.log``; print that log when it ends."""
     log = log_dir / f"{step}.log"
     started = time.monotonic()
     with log.open("w", encoding="utf-8") as handle:
         child = subprocess.Popen(
-            [*(("nice", "-n", str(niceness)) if niceness else ()), *COMMAND, step],
-            cwd=REPO,
-            stdout=handle,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
+            [*COMMAND, step], cwd=REPO, stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
         )
         # wait4, not Popen.wait: only it returns this child's own resource usage (the lanes' threads
         # each wait for their own child, so the process-wide RUSAGE_CHILDREN cannot tell them apart).
@@ -98,8 +85,8 @@ def run_step(step: str, log_dir: Path = LOG_DIR, niceness: int = 0) -> Outcome:
     return outcome
 
 
-def run_lane(lane: Sequence[str], log_dir: Path = LOG_DIR, niceness: int = 0) -> list[Outcome]:
-    return [run_step(step, log_dir, niceness) for step in lane]
+def run_lane(lane: Sequence[str], log_dir: Path = LOG_DIR) -> list[Outcome]:
+    return [run_step(step, log_dir) for step in lane]
 
 
 def lanes_of(steps: Sequence[str]) -> list[list[str]]:
@@ -141,9 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     LOG_DIR.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     with ThreadPoolExecutor(max_workers=len(lanes)) as pool:
-        niceness = [0 if set(lane) <= set(LANES[0]) else OTHER_LANES_NICENESS for lane in lanes]
-        ran = pool.map(lambda lane, nice: run_lane(lane, LOG_DIR, nice), lanes, niceness)
-        outcomes = [o for lane in ran for o in lane]
+        outcomes = [o for lane in pool.map(lambda lane: run_lane(lane, LOG_DIR), lanes) for o in lane]
     print(summary(outcomes, time.monotonic() - started), flush=True)
     return 0 if all(o.passed for o in outcomes) else 1
 

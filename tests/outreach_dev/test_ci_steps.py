@@ -3,7 +3,6 @@ and stays visible, and no step's output interleaves with another's."""
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from pathlib import Path
@@ -100,28 +99,3 @@ def test_the_cpu_floor_is_the_steps_cpu_over_the_cores() -> None:
     table = ci_steps.summary(outcomes, 450.0, cores=2)
     assert re.search(r"wall\s+450 s\s+800 s CPU  every step passed", table), table
     assert re.search(r"CPU floor\s+400 s", table), table
-
-
-# A step that prints the niceness it runs at.
-NICENESS_STEP = "import os, sys; print(sys.argv[1], 'at', os.nice(0), flush=True)"
-
-
-def test_the_first_lane_runs_at_the_callers_priority_and_every_other_lane_below_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    # GIVEN three lanes, the first the critical one
-    monkeypatch.setattr(ci_steps, "COMMAND", (sys.executable, "-c", NICENESS_STEP))
-    monkeypatch.setattr(ci_steps, "LOG_DIR", tmp_path / "logs")
-    monkeypatch.setattr(ci_steps, "REPO", tmp_path)
-    monkeypatch.setattr(ci_steps, "LANES", (("critical",), ("second", "third"), ("other",)))
-    base = os.nice(0)
-    # WHEN they all run, and then only the later lanes
-    assert ci_steps.main([]) == 0
-    assert ci_steps.main(["second", "other"]) == 0
-    out = capsys.readouterr().out
-    # THEN the first lane kept the caller's niceness and every step of the others ran below it,
-    # also when the first lane is not chosen
-    found = re.findall(r"^(\w+) at (\d+)$", out, re.M)
-    low = min(base + ci_steps.OTHER_LANES_NICENESS, 19)
-    first_run = [("critical", str(base)), ("second", str(low)), ("third", str(low)), ("other", str(low))]
-    assert sorted(found) == sorted([*first_run, ("second", str(low)), ("other", str(low))]), out
