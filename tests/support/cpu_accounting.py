@@ -21,8 +21,9 @@ import shutil
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import TextIO
 
@@ -129,8 +130,7 @@ def summary(spent: Iterable[Spent], rows: int = ROWS) -> list[str]:
         f"{len(tests)} tests: {total:.1f} s CPU ({sum(s.own for s in tests):.1f} s in the test processes, "
         f"{sum(s.children for s in tests):.1f} s in the processes they waited for)"
     ]
-    keys: tuple[tuple[str, Callable[[Spent], str]], ...] = (("folder", _folder), ("group", _group))
-    for title, key in keys:
+    for title, key in (("folder", attrgetter("folder")), ("group", attrgetter("group"))):
         cpu: dict[str, float] = defaultdict(float)
         wall: dict[str, float] = defaultdict(float)
         count: dict[str, int] = defaultdict(int)
@@ -142,14 +142,6 @@ def summary(spent: Iterable[Spent], rows: int = ROWS) -> list[str]:
         ranked = sorted(cpu, key=lambda n: (-cpu[n], n))[:rows]
         lines.extend(f"{cpu[n]:8.1f} {wall[n]:8.1f} {count[n]:6d}  {n}" for n in ranked)
     return lines
-
-
-def _folder(spent: Spent) -> str:
-    return spent.folder
-
-
-def _group(spent: Spent) -> str:
-    return spent.group
 
 
 def add_option(parser: pytest.Parser) -> None:
