@@ -6,6 +6,11 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
 VPY := $(VENV)/bin/python
+# checkov pins its own boto3, so it gets its own virtual environment; the exact version keeps the
+# set of built-in checks (and so the result of `make checkov`) fixed until it is bumped on purpose.
+CHECKOV_VENV := .venv-checkov
+CHECKOV := $(CHECKOV_VENV)/bin/checkov
+CHECKOV_SPEC ?= checkov==3.3.30
 ENV ?= dev
 # Point at a filesystem mirror of providers (e.g. /opt/tf-plugins) to init without the registry.
 TF_PLUGIN_DIR ?= $(firstword $(wildcard /opt/tf-plugins))
@@ -45,8 +50,11 @@ PYTEST_WORKERS ?= 4
 pytest: $(VPY) ## Unit, policy and short end-to-end tests, on PYTEST_WORKERS workers
 	$(VPY) -m pytest -m "not slow" -n $(PYTEST_WORKERS) --dist loadgroup --durations=40 --cpu-summary
 
+# make test builds both virtual environments first, side by side, so that no lane builds one while
+# another lane's step uses it (make pytest and make lint-policies both need .venv-checkov).
 .PHONY: test
-test: $(VPY) $(CHECKOV) ## Everything CI runs: lint lint-policies except-lint terraform-check checkov pytest bench-smoke, side by side
+test: ## Everything CI runs: lint lint-policies except-lint terraform-check checkov pytest bench-smoke, side by side
+	$(MAKE) --no-print-directory -j2 $(VPY) $(CHECKOV)
 	PYTHONPATH=scripts $(VPY) -m outreach_dev.ci_steps
 
 # --- terraform and packaging (modules/, terraform/, scripts/outreach_dev/packaging) ---
@@ -87,11 +95,6 @@ apply: $(VPY) ## Apply the plan saved by make plan ENV=...
 	$(TF_CLI) apply --env $(ENV)
 
 # --- policy checks (policies/, checkov) ---
-# checkov pins its own boto3, so it gets its own virtual environment; the exact version keeps the
-# set of built-in checks (and so the result of `make checkov`) fixed until it is bumped on purpose.
-CHECKOV_VENV := .venv-checkov
-CHECKOV := $(CHECKOV_VENV)/bin/checkov
-CHECKOV_SPEC ?= checkov==3.3.30
 
 $(CHECKOV):
 	$(PYTHON) -m venv $(CHECKOV_VENV)

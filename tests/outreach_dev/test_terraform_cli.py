@@ -115,3 +115,29 @@ def test_every_root_is_validated_standalone_so_the_aliased_modules_are_validated
     takers = [m.name for m in terraform_cli.modules() if not terraform_cli.validated_standalone(m)]
     assert "email-inbound" in takers
     assert all(provider_aliases(e) == ["receiving"] for e in terraform_cli.environments())
+
+
+@pytest.fixture
+def terraform_printing_gogc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stand-in ``terraform``, first on PATH, that prints the GOGC it was started with."""
+    directory = tmp_path / "bin"
+    directory.mkdir()
+    fake = directory / "terraform"
+    fake.write_text('#!/bin/sh\nprintf "%s" "${GOGC-unset}"\n', encoding="utf-8")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{directory}:/usr/bin:/bin")
+
+
+@pytest.mark.usefixtures("terraform_printing_gogc")
+def test_terraform_runs_with_go_gc_percent_400_when_gogc_is_unset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GOGC", "recorded, so that the test's setting is undone")
+    monkeypatch.delenv("GOGC")
+    assert terraform_cli.run(tmp_path, "version").stdout == "400"
+
+
+@pytest.mark.usefixtures("terraform_printing_gogc")
+def test_terraform_keeps_a_gogc_the_caller_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GOGC", "150")
+    assert terraform_cli.run(tmp_path, "version").stdout == "150"
