@@ -4,6 +4,7 @@ and stays visible, and no step's output interleaves with another's."""
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -99,3 +100,22 @@ def test_the_cpu_floor_is_the_steps_cpu_over_the_cores() -> None:
     table = ci_steps.summary(outcomes, 450.0, cores=2)
     assert re.search(r"wall\s+450 s\s+800 s CPU  every step passed", table), table
     assert re.search(r"CPU floor\s+400 s", table), table
+
+
+def test_make_test_builds_both_virtual_environments_before_the_lanes_start(tmp_path: Path) -> None:
+    # make -n prints what make test would run on a fresh clone (venvs named where none exists), and
+    # still runs the recursive make that builds them, printing its commands in order.
+    venv, checkov_venv = tmp_path / "venv", tmp_path / "venv-checkov"
+    printed = subprocess.run(
+        ["make", "-n", "--no-print-directory", "test", f"VENV={venv}", f"CHECKOV_VENV={checkov_venv}"],
+        cwd=ci_steps.REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout.splitlines()
+    lanes = next(i for i, line in enumerate(printed) if "-m outreach_dev.ci_steps" in line)
+    before = "\n".join(printed[:lanes])
+    assert f"-m venv {venv}" in before
+    assert f"-m venv {checkov_venv}" in before
+    assert "-j2" in before
