@@ -67,8 +67,8 @@ DEFAULT_PLUGIN_DIR = Path("/opt/tf-plugins")
 # GOGC percent since the last collection (100 by default; https://go.dev/doc/gc-guide). Each process
 # decodes the aws provider's schema of some 1,500 resource types, and terraform test starts the provider
 # twice per run block, so much of their CPU is collection. Measured on the 2-core machine, GOGC 100 → 400:
-# terraform test of modules/email (36 run blocks) 32 s → 22 s of CPU, peak 310 → 470 MB; three applies
-# of the local root on the embedded AWS 81 s → 64 s of CPU, peak 325 → 580 MB.
+# terraform test of modules/email (36 run blocks) 32 s → 22 s of CPU, peak 300 → 455 MiB; three applies
+# of the local root on the embedded AWS 79 and 87 s → 64 and 65 s of CPU, peak 318 → 548 and 579 MiB.
 GO_GC_PERCENT = "400"
 
 
