@@ -1,7 +1,7 @@
 """Each test's CPU time, and the run's CPU summed by test folder and by worker group (``--cpu-summary``).
 
-``make test`` is CPU-bound on its 2 cores (docs/ci.md), so what makes it faster is less CPU, and this
-says where the CPU goes. A test's CPU is counted from the moment its setup starts to the end of its
+``make test`` shares 2 cores between its lanes and workers, and its time followed its CPU (docs/ci.md):
+this says where the CPU goes. A test's CPU is counted from the moment its setup starts to the end of its
 teardown, in the process that runs it: the process's own CPU (every thread of it: the embedded AWS
 server, pollers and function runtimes living there) plus that of every child process it waited for
 in that time (Terraform, checkov, the functions' interpreters). A costly shared fixture is counted
