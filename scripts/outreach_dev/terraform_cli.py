@@ -80,15 +80,15 @@ def plugin_dir() -> str | None:
     return str(DEFAULT_PLUGIN_DIR) if DEFAULT_PLUGIN_DIR.is_dir() else None
 
 
-def go_gc_percent() -> str:
+def go_gc_percent() -> None:
     """Set GOGC to ``GO_GC_PERCENT`` for the terraform processes this process starts, unless GOGC is set
-    already; returns the value in force.
+    already.
 
     python-terraform starts terraform with a copy of this process's environment and takes no other, so
     the value is set there, once, and stays: every terraform command is meant to run with it, and no
     other Go program is started by the tooling.
     """
-    return os.environ.setdefault("GOGC", GO_GC_PERCENT)
+    os.environ.setdefault("GOGC", GO_GC_PERCENT)
 
 
 def modules() -> list[Path]:
