@@ -31,6 +31,7 @@ from embedded_aws.lambda_function_urls import support_function_urls
 from embedded_aws.lambda_permission_statements import store_permission_conditions
 from embedded_aws.scheduler_client_token import honour_schedule_client_tokens
 from embedded_aws.scheduler_thread_safety import make_scheduler_thread_safe
+from embedded_aws.service_quotas import support_list_service_quotas
 from embedded_aws.ses_account import report_ses_account
 from embedded_aws.ses_v2 import support_ses_v2
 from embedded_aws.sqs_fair_queues import share_standard_queues_fairly
@@ -175,6 +176,7 @@ def embedded_aws(
     support_hmac_keys()
     report_ses_account()
     support_ses_v2()
+    support_list_service_quotas()
     support_event_pattern_rules()
     start_alarms_without_data()
     honour_schedule_client_tokens()

@@ -2,14 +2,10 @@
 throttled call tried again.
 
 Scheduler limits each API's requests per second per account and Region, and refuses the calls over
-it with ``ThrottlingException`` for the rest of the second. The Scheduler quotas page lists
-CreateSchedule and DeleteSchedule at 1,000 or 5,000 requests per second in the larger Regions and 250
-in each other Region by default, adjustable; an earlier version of the same page listed 50 per Region
-(https://docs.aws.amazon.com/scheduler/latest/UserGuide/scheduler-quotas.html). The quota an account
-has is what its Service Quotas console shows, not confirmed here. ``DEFAULT_RATE`` stays under the
-smallest current default (250) with room for the schedules the email reconciler and the workers
-create and delete at the same time; ``--scheduler-rate`` sets another (50 for an account on the old
-default).
+it with ``ThrottlingException`` for the rest of the second
+(https://docs.aws.amazon.com/scheduler/latest/UserGuide/scheduler-quotas.html). The rate each run
+takes is the caller's: the commands take it from the account's quota (``scheduler_quota``) unless
+``--scheduler-rate`` sets another.
 
 A call refused as throttled, after the SDK's own retries (``clients``: standard mode, 5 attempts), is
 tried again after a pause that doubles from ``FIRST_PAUSE_SECONDS``, ``THROTTLED_ATTEMPTS`` times in
@@ -32,7 +28,6 @@ from outreach.ses_send_errors import error_code
 T = TypeVar("T")
 R = TypeVar("R")
 
-DEFAULT_RATE = 200.0
 DEFAULT_THREADS = 16
 THROTTLED_ATTEMPTS = 6
 FIRST_PAUSE_SECONDS = 0.5
@@ -84,7 +79,7 @@ def run_all(
     items: Iterable[T],
     call: Callable[[T], R],
     *,
-    rate: float = DEFAULT_RATE,
+    rate: float,
     threads: int = DEFAULT_THREADS,
 ) -> Iterator[tuple[T, R]]:
     """``call(item)`` for every item, ``threads`` at a time and at most ``rate`` a second; each item

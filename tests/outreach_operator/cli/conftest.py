@@ -14,6 +14,7 @@ from click.testing import CliRunner, Result
 
 from embedded_aws.dynamodb_size_limits import enforce_dynamodb_size_limits
 from embedded_aws.dynamodb_transactions import make_transactions_atomic
+from embedded_aws.service_quotas import support_list_service_quotas
 from embedded_aws.ses_account import report_ses_account, set_ses_account
 from embedded_aws.ses_v2 import support_ses_v2
 from embedded_aws.sqs_message_move import support_message_move_tasks
@@ -43,10 +44,12 @@ def target_flags(resources: Resources) -> list[str]:
 
 @pytest.fixture(autouse=True, scope="session")
 def embedded_aws_behaviour() -> None:
-    """moto as the embedded AWS runs it: transactions without whole-table copies, SQS message moves."""
+    """moto as the embedded AWS runs it: transactions without whole-table copies, SQS message moves,
+    ListServiceQuotas."""
     make_transactions_atomic()
     enforce_dynamodb_size_limits()
     support_message_move_tasks()
+    support_list_service_quotas()
 
 
 @pytest.fixture

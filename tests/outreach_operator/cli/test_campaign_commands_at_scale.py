@@ -52,7 +52,9 @@ def test_cancel_writes_tasks_in_batches_leaves_an_email_claimed_mid_batch_and_co
     hook_clients("before-call.dynamodb.TransactWriteItems", claim_before_the_first_cancel, "test-claim")
     calls.clear()
     try:
-        report = as_json(run("campaign", "cancel", CAMPAIGN_ID, extra=["--json", *email_flags]))
+        report = as_json(
+            run("campaign", "cancel", CAMPAIGN_ID, "--delete-schedules", extra=["--json", *email_flags])
+        )
     finally:
         unhook_clients("before-call.dynamodb.TransactWriteItems", "test-claim")
     assert claimed == [victim.task_id]
@@ -99,7 +101,9 @@ def test_cancel_retries_a_throttled_schedule_delete_and_deletes_every_schedule(
     event = "before-parameter-build.scheduler.DeleteSchedule"
     hook_clients(event, throttle_three_schedules_twice_each, "test-throttle")
     try:
-        report = as_json(run("campaign", "cancel", CAMPAIGN_ID, extra=["--json", *email_flags]))
+        report = as_json(
+            run("campaign", "cancel", CAMPAIGN_ID, "--delete-schedules", extra=["--json", *email_flags])
+        )
     finally:
         unhook_clients(event, "test-throttle")
     assert (len(set(refused)), len(refused)) == (3, 6)

@@ -11,14 +11,13 @@ from outreach_operator.cli.campaigns.check import check_campaign
 from outreach_operator.cli.campaigns.schedule import schedule_campaign
 from outreach_operator.cli.campaigns.status import campaign_status
 from outreach_operator.cli.output import session
-from outreach_operator.scheduler_calls import DEFAULT_RATE
 
 SCHEDULER_RATE = click.option(
     "--scheduler-rate",
-    type=click.FloatRange(min=1.0, max=10_000.0),
-    default=DEFAULT_RATE,
-    show_default=True,
-    help="Scheduler requests a second at most (below the account's Create/DeleteSchedule quota).",
+    type=click.FloatRange(min=1.0, max=100_000.0),
+    default=None,
+    help="Scheduler requests a second at most. Default: 80% of the account's Create/DeleteSchedule "
+    "quota read from Service Quotas, else of the Region's documented default (1,000 or 250).",
 )
 
 
@@ -53,7 +52,7 @@ def schedule(
     skip_invalid: bool,
     operator: str | None,
     dry_run: bool,
-    scheduler_rate: float,
+    scheduler_rate: float | None,
 ) -> None:
     """Plan every step for every recipient, then write the tasks and their one-time schedules."""
     schedule_campaign(
@@ -93,6 +92,12 @@ def status(ctx: click.Context, campaign_id: str) -> None:
 @click.option("--reason", default="campaign cancelled by operator", show_default=True)
 @click.option("--operator", help="Who cancels (default: OUTREACH_OPERATOR or the AWS identity).")
 @click.option("--dry-run", is_flag=True, help="List the emails that would be cancelled; change nothing.")
+@click.option(
+    "--delete-schedules",
+    is_flag=True,
+    help="Also delete the cancelled emails' schedules (each fires into a Cancelled task, sends nothing "
+    "and deletes itself otherwise).",
+)
 @SCHEDULER_RATE
 @click.pass_context
 def cancel(
@@ -101,7 +106,17 @@ def cancel(
     reason: str,
     operator: str | None,
     dry_run: bool,
-    scheduler_rate: float,
+    delete_schedules: bool,
+    scheduler_rate: float | None,
 ) -> None:
-    """Cancel every Pending email of the campaign and delete its schedule; a claimed send goes on."""
-    cancel_campaign(session(ctx), campaign_id, reason, operator, dry_run, scheduler_rate)
+    """Cancel every Pending email of the campaign; a claimed send goes on. Its schedules stay (each
+    fires into a Cancelled task, sends nothing and deletes itself) unless --delete-schedules."""
+    cancel_campaign(
+        session(ctx),
+        campaign_id,
+        reason,
+        operator,
+        dry_run,
+        scheduler_rate,
+        delete_schedules=delete_schedules,
+    )

@@ -42,6 +42,7 @@ from outreach_operator.cli.campaigns.default_unsubscribe import one_click_links,
 from outreach_operator.cli.campaigns.quota import check_quota
 from outreach_operator.cli.campaigns.recipient_sources import from_csv, from_job
 from outreach_operator.cli.campaigns.schedule_view import render_rejected, render_scheduled
+from outreach_operator.cli.campaigns.scheduler_rate import scheduler_rate_of
 from outreach_operator.cli.campaigns.stopped import leave_out_stopped
 from outreach_operator.cli.campaigns.warmup import warmup_pacing
 from outreach_operator.cli.campaigns.writing import write_plan
@@ -63,10 +64,11 @@ def schedule_campaign(
     skip_invalid: bool,
     operator: str | None,
     dry_run: bool,
-    rate: float,
+    rate: float | None,
 ) -> None:
     """The campaign planned for its recipients and checked; unless ``dry_run``, recorded and written
-    (the schedules at most ``rate`` Scheduler requests a second)."""
+    (the schedules at most ``rate`` Scheduler requests a second, by default 80% of the account's
+    CreateSchedule quota: ``scheduler_quota``)."""
     if (recipients_path is None) == (from_job_id is None):
         raise BadInput("give exactly one of --recipients FILE or --from-job ID")
     chosen, lint = load_checked(campaign_path)
@@ -142,7 +144,9 @@ def schedule_campaign(
             )
         except errors.JobKindConflictError as exc:
             raise BadInput(str(exc)) from exc
-        report.update(write_plan(s, plan, target, rate))
+        chosen_rate = scheduler_rate_of(s, "CreateSchedule", rate)
+        report["scheduler_rate"] = chosen_rate
+        report.update(write_plan(s, plan, target, chosen_rate["rate_per_second"]))
     s.emit(report, lambda c: render_scheduled(c, report))
 
 
