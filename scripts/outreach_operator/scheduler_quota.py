@@ -78,11 +78,12 @@ def documented_default(region: str) -> float:
     return PRIMARY_DEFAULT if region in PRIMARY_REGIONS else OTHER_DEFAULT
 
 
-def scheduler_rate(operation: str, region: str) -> SchedulerRate:
+def scheduler_rate(operation: str, region: str, client: Any = None) -> SchedulerRate:
     """``operation``'s (``CreateSchedule`` or ``DeleteSchedule``) quota in ``region``: the account's
-    applied value when Service Quotas gives it, else the documented default."""
+    applied value when Service Quotas gives it (``client``: a Service Quotas client of ``region``, made
+    here when not given), else the documented default."""
     wanted = f"{operation} request rate"
-    client = boto3.client("service-quotas", region_name=region)
+    client = client or boto3.client("service-quotas", region_name=region)
     try:
         for page in client.get_paginator("list_service_quotas").paginate(ServiceCode=SERVICE_CODE):
             for quota in page.get("Quotas", []):
