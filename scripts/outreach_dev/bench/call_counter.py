@@ -31,6 +31,10 @@ class CallCount:
         # is the time the call itself took, serialising and parsing included).
         self.seconds_in_calls = 0.0
         self.read_units = 0.0
+        # Items DynamoDB read for Query and Scan calls (their ``ScannedCount``, before any filter).
+        self.items_read = 0
+        # perf_counter() when the last call of each ``service:Operation`` returned.
+        self.last_return: dict[str, float] = {}
         self.active = False
 
     def _on_call(self, model: Any, context: Any = None, **_: Any) -> None:  # before-call
@@ -45,8 +49,12 @@ class CallCount:
         context = kwargs.get("context", {})
         if "bench_started" in context:
             self.seconds_in_calls += time.perf_counter() - context.pop("bench_started")
+        self.last_return[f"{model.service_model.endpoint_prefix}:{model.name}"] = time.perf_counter()
         if model.service_model.endpoint_prefix != "dynamodb":
             return
+        parsed = kwargs.get("parsed")
+        if model.name in ("Query", "Scan") and isinstance(parsed, dict):
+            self.items_read += int(parsed.get("ScannedCount", 0))
         params = context.get("bench_params", {})
         writes, reads = dynamodb_units(model.name, params, len(getattr(http_response, "content", b"") or b""))
         self.write_units += writes
