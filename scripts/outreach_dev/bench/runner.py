@@ -35,6 +35,7 @@ from outreach_dev.bench import (
     large_job,
     makespan,
     operator_commands,
+    operator_lookups,
     plots,
     reconciler_scaling,
     sharded_creation,
@@ -70,6 +71,8 @@ class Sizes:
     two_jobs_small: int = 34
     # Recipients of the two-step campaign the operator's commands run on (3,600: 7,200 emails).
     campaign_recipients: int = 3_600
+    # Sites of the finished job ``job status`` reads (a fifth failed), and so of the ledger's size.
+    lookup_job_sites: int = 3_575
     # The functions whose cold start is measured (None: every one; each is a build, two unpacked
     # trees, a compile and imports in fresh interpreters).
     cold_start_functions: tuple[str, ...] | None = None
@@ -85,6 +88,7 @@ SMOKE = replace(
     two_jobs_big=0,
     two_jobs_small=0,
     campaign_recipients=5,
+    lookup_job_sites=40,
     cold_start_functions=("dispatcher",),
 )
 # BENCH_FULL=1: a second makespan job, the seed's spike of 3,575 sites (docs/performance.md: its cost).
@@ -172,6 +176,7 @@ def run_all(sizes: Sizes) -> list[Section]:
         "cold start", lambda: [cold_start.run(sizes.cold_start_runs, sizes.cold_start_functions)]
     )
     sections += _attempt("operator commands", lambda: [operator_commands.run(sizes.campaign_recipients)])
+    sections += _attempt("operator look-ups", lambda: [operator_lookups.run(sizes.lookup_job_sites)])
     sections += _attempt(
         "site fetch",
         lambda: [site_fetch.run(sizes.site_fetch_sites, slow_seconds=sizes.site_fetch_page_seconds)],

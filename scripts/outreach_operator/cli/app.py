@@ -5,7 +5,8 @@ outreach --table T --queue-url U --endpoint-url http://127.0.0.1:4566 dlq show s
 
 With ``--env``, the credentials' account and the session's region are checked against the root's
 before any command runs (``account.check_caller``; exit 2 if they are not the environment's), and a
-change against prod asks first unless ``--yes`` (``confirm.confirm_change``).
+change against prod asks first unless ``--yes`` (``confirm.confirm_change``). Each command then checks
+that every setting it needs was given (``settings``): one missing is named with its flag (exit 2).
 """
 
 from __future__ import annotations
@@ -17,7 +18,20 @@ from pathlib import Path
 import click
 from botocore.exceptions import BotoCoreError, ClientError
 
-from outreach_operator.cli import campaigns, contacts, data, dlq, failures, jobs, scraper, sending, tasks
+from outreach.errors import ConfigurationError
+from outreach.task_model import MAX_OPEN_INDEX_SHARDS
+from outreach_operator.cli import (
+    campaigns,
+    contacts,
+    data,
+    dlq,
+    failures,
+    jobs,
+    scraper,
+    sending,
+    settings,
+    tasks,
+)
 from outreach_operator.cli.account import check_caller, pins_of
 from outreach_operator.cli.output import Session
 from outreach_operator.cli.targets import resolve
@@ -34,6 +48,8 @@ from outreach_operator.cli.targets import resolve
 @click.option(
     "--open-index-shards",
     envvar="OPEN_INDEX_SHARDS",
+    type=click.IntRange(1, MAX_OPEN_INDEX_SHARDS),
+    callback=lambda _ctx, _param, value: None if value is None else str(value),
     help="Shards of the tasks table's open-tasks index key (modules/tasks-table's open_index_shards).",
 )
 @click.option("--queue-url", "scrape_queue_url", help="Scrape queue URL.")
@@ -102,6 +118,8 @@ cli.add_command(campaigns.campaign)
 cli.add_command(contacts.contacts)
 cli.add_command(data.data)
 cli.add_command(sending.sending)
+# Each command checks the settings it needs before anything else (settings.NEEDS names them all).
+settings.enforce(cli)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -112,6 +130,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
+    except ConfigurationError as exc:
+        # A core setting no check of settings.NEEDS caught: still the flag to pass, exit 2.
+        error = settings.missing_setting(exc, cli)
+        error.show()
+        return error.exit_code
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except (ClientError, BotoCoreError) as exc:

@@ -90,21 +90,24 @@ class Targets:
 
     def activate(self) -> None:
         """Point the core (task store, results) and every boto3 client at these resources."""
-        exported = {
-            "TASKS_TABLE": self.tasks_table,
-            "OPEN_INDEX_SHARDS": self.open_index_shards,
-            "SCRAPE_QUEUE_URL": self.scrape_queue_url,
-            "SCRAPE_DLQ_URL": self.scrape_dlq_url,
-            "RESULTS_BUCKET": self.results_bucket,
-            "CONTACTS_TABLE": self.contacts_table,
-            "AWS_ENDPOINT_URL": self.endpoint_url,
-            "AWS_DEFAULT_REGION": self.region,
-        }
-        for name, value in exported.items():
+        exported = {**CORE_VARIABLES, "AWS_ENDPOINT_URL": "endpoint_url", "AWS_DEFAULT_REGION": "region"}
+        for variable, name in exported.items():
+            value = getattr(self, name)
             if value:
-                os.environ[name] = value
+                os.environ[variable] = value
         clients.reset()
 
+
+# The core's settings a command may reach (``outreach.config`` reads each from this environment
+# variable, as in Lambda) -> the Targets field that is exported as it.
+CORE_VARIABLES: Mapping[str, str] = {
+    "TASKS_TABLE": "tasks_table",
+    "OPEN_INDEX_SHARDS": "open_index_shards",
+    "SCRAPE_QUEUE_URL": "scrape_queue_url",
+    "SCRAPE_DLQ_URL": "scrape_dlq_url",
+    "RESULTS_BUCKET": "results_bucket",
+    "CONTACTS_TABLE": "contacts_table",
+}
 
 # Terraform output (inside the ``pipeline`` map) -> Targets field.
 _PIPELINE_OUTPUTS: Mapping[str, str] = {
@@ -148,7 +151,7 @@ _ROOT_OUTPUTS: Mapping[str, str] = {
 OutputReader = Callable[[str, Path | None], Mapping[str, Any]]
 
 # Targets fields no flag overrides: what the environment is, and where its outputs say it was applied.
-_NOT_FLAGS = frozenset({"env", "output_accounts"})
+NOT_FLAGS = frozenset({"env", "output_accounts"})
 
 _ARN_ACCOUNT = re.compile(r"^arn:[\w-]+:[\w-]+:[\w-]*:(\d{12}):")
 
@@ -246,7 +249,7 @@ def resolve(
         except terraform_cli.TerraformError as exc:
             raise TargetError(f"{_first_error(str(exc))}: {_apply_hint(env)}") from exc
         base = from_outputs(env, outputs)
-    known = {f.name for f in fields(Targets)} - _NOT_FLAGS
+    known = {f.name for f in fields(Targets)} - NOT_FLAGS
     chosen: dict[str, Any] = {name: value for name, value in overrides.items() if value and name in known}
     unknown = sorted(name for name in overrides if name not in known)
     if unknown:
