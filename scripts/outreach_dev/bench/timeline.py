@@ -4,7 +4,9 @@ While open, :func:`recorded_timeline` counts the scraper invocations running per
 message's group, ``MessageGroupId``, which every scrape message carries) and, every ``interval``
 virtual seconds, samples those counts beside each job's messages waiting in the scrape queue (visible,
 not in flight: the queue depth SQS reports as ``ApproximateNumberOfMessages``, split by group). A
-delivery whose receive count is above one is a retry, marked at its start. Times are virtual seconds
+delivery whose receive count is above one is a retry, marked at its start; every invocation's length
+is kept under its job (``invocation_seconds``: t per job, to compare a job's t beside another with
+its t alone). Times are virtual seconds
 from the moment the recording began. The queue is read from the embedded AWS's own models (in this
 process), as SQS offers no depth per group.
 """
@@ -33,6 +35,7 @@ class Timeline:
     busy: dict[str, list[int]] = field(default_factory=dict)
     queued: dict[str, list[int]] = field(default_factory=dict)
     retries: dict[str, list[float]] = field(default_factory=dict)
+    invocation_seconds: dict[str, list[float]] = field(default_factory=dict)
 
     def add(self, at: float, busy: dict[str, int], queued: dict[str, int]) -> None:
         """One sample; a job first seen now has zeros before it."""
@@ -42,6 +45,11 @@ class Timeline:
             for job, points in series.items():
                 points.append(values.get(job, 0))
         self.times.append(at)
+
+    def busy_while_queued(self, job: str) -> list[int]:
+        """The job's busy slots at every sample at which some of its messages waited in the queue."""
+        busy = self.busy.get(job, [])
+        return [slots for slots, waiting in zip(busy, self.queued.get(job, []), strict=True) if waiting > 0]
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -54,7 +62,14 @@ class Timeline:
             busy={k: list(v) for k, v in data["busy"].items()},
             queued={k: list(v) for k, v in data["queued"].items()},
             retries={k: list(v) for k, v in data["retries"].items()},
+            # results recorded before invocation lengths were kept have none
+            invocation_seconds={k: list(v) for k, v in data.get("invocation_seconds", {}).items()},
         )
+
+    def mean_invocation_seconds(self, job: str) -> float | None:
+        """The job's mean scraper invocation in virtual seconds; None when none was recorded."""
+        lengths = self.invocation_seconds.get(job, [])
+        return sum(lengths) / len(lengths) if lengths else None
 
 
 def job_of(event: Any) -> tuple[str, int]:
@@ -102,6 +117,7 @@ def recorded_timeline(stack: LocalPipeline, function: str, *, interval: float = 
         if name.rsplit(":", 1)[-1] != function:
             return invoke(name, event)
         job, receive = job_of(event)
+        began = stack.clock.now()
         with lock:
             running[job] = running.get(job, 0) + 1
             if receive > 1:
@@ -109,8 +125,10 @@ def recorded_timeline(stack: LocalPipeline, function: str, *, interval: float = 
         try:
             return invoke(name, event)
         finally:
+            ended = stack.clock.now()
             with lock:
                 running[job] -= 1
+                timeline.invocation_seconds.setdefault(job, []).append(ended - began)
 
     def sample() -> None:
         while True:
