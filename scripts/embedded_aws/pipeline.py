@@ -44,6 +44,10 @@ from outreach_operator.cli.follow import JobProgress, follow_job
 from outreach_operator.errors import FollowTimeoutError
 
 LOCAL_ROOT = terraform_cli.ENVIRONMENTS_DIR / "local"
+# Resources the local root's apply creates at once. The aws provider's own waits hold a slot each
+# after the emulator has answered (55 s per bucket lifecycle configuration, 25 s per queue and queue
+# policy): at 8 they held the slots the Lambda functions waited for (docs/ci.md, "The e2e stack's start").
+APPLY_PARALLELISM = 32
 TERMINAL = tuple(status.value for status in Status.terminal())
 STATUSES = tuple(status.value for status in Status)
 # The reply domain and unmatched mailbox ``make local`` and the e2e scenarios apply (a .test domain:
@@ -334,7 +338,7 @@ def local_pipeline(
                 variables={k: str(v) for k, v in variables.items()},
                 state=state,
                 data_dir=workdir / ".terraform",
-                parallelism=8,
+                parallelism=APPLY_PARALLELISM,
             )
             runtime = FunctionRuntime(
                 endpoint,
