@@ -35,7 +35,7 @@ def _file(tmp_path: Path, text: str, name: str = "dnc.csv") -> Path:
 
 
 def test_import_reports_bad_rows_by_number_and_field_and_changes_nothing(
-    run: Run, resources: Resources, tmp_path: Path
+    run: Run, resources: Resources, email_flags: list[str], tmp_path: Path
 ) -> None:
     path = _file(
         tmp_path,
@@ -50,7 +50,7 @@ def test_import_reports_bad_rows_by_number_and_field_and_changes_nothing(
         ",,someone forgot the address\n"  # 9: no email or domain
         f"{'c' * 1001}@acme.example,,\n",  # 10: a cell over 1,000 characters
     )
-    result = run("contacts", "import", "--file", str(path), extra=["--json"])
+    result = run("contacts", "import", "--file", str(path), extra=[*email_flags, "--json"])
     assert result.exit_code == 2, result.output
     bad = [(row["row"], row["field"]) for row in json.loads(result.stdout)["bad_rows"]]
     assert bad == [
