@@ -12,6 +12,7 @@ import contextlib
 import functools
 import logging
 import socket
+import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -139,6 +140,15 @@ def list_moto_services_once() -> None:
     backends.list_of_moto_modules = listed
 
 
+def reset_backends(endpoint: str) -> None:
+    """Clear every moto backend of this process (moto's ``POST /moto-api/reset``): no resource made
+    before is seen after."""
+    request = urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST")
+    with urllib.request.urlopen(request, timeout=30) as response:
+        if response.status != 200:
+            raise RuntimeError(f"moto's reset at {endpoint} answered {response.status}")
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -150,6 +160,10 @@ def embedded_aws(
     port: int | None = None, clock: VirtualClock | None = None, *, partition_throttling: bool = False
 ) -> Iterator[str]:
     """Run moto server on 127.0.0.1 for the duration of the block; yields its endpoint URL.
+
+    The block starts on an empty account: moto keeps its backends in the process, so whatever an
+    earlier server of this process made (an e2e stack before this one, a test's resources) is reset
+    first through moto's own ``/moto-api/reset``.
 
     With ``clock`` every time moto keeps (visibility timeouts, timestamps) follows that virtual clock.
     With ``partition_throttling`` writes past 1,000 write units a second to one partition key of a
@@ -187,6 +201,7 @@ def embedded_aws(
     chosen = port if port is not None else free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=chosen, verbose=False)
     server.start()
+    reset_backends(f"http://127.0.0.1:{chosen}")
     try:
         with throttled_partitions() if partition_throttling else contextlib.nullcontext():
             yield f"http://127.0.0.1:{chosen}"

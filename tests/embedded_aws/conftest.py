@@ -6,7 +6,6 @@ import io
 import json
 import textwrap
 import time
-import urllib.request
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,7 +16,7 @@ import pytest
 from embedded_aws.base import client
 from embedded_aws.clock import VirtualClock, install_in_moto
 from embedded_aws.runtime import FunctionRuntime
-from embedded_aws.server import embedded_aws
+from embedded_aws.server import embedded_aws, reset_backends
 
 # One virtual minute per real second: a 30 s visibility timeout lasts half a second.
 SCALE = 60.0
@@ -32,9 +31,7 @@ def endpoint() -> Iterator[str]:
 
 @pytest.fixture
 def clock(endpoint: str) -> Iterator[VirtualClock]:
-    request = urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST")
-    with urllib.request.urlopen(request) as response:
-        assert response.status == 200
+    reset_backends(endpoint)
     virtual = VirtualClock(SCALE)
     install_in_moto(virtual)
     yield virtual

@@ -11,7 +11,6 @@ window of 0 (AWS's default) at all.
 from __future__ import annotations
 
 import json
-import urllib.request
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ from typing import Any
 import boto3
 import pytest
 
-from embedded_aws.server import embedded_aws
+from embedded_aws.server import embedded_aws, reset_backends
 from outreach_dev import terraform_cli
 from tests.support.packages import code_only_packages
 
@@ -70,18 +69,12 @@ def _canonical(patterns: list[Any]) -> list[str]:
     return sorted(json.dumps(p, sort_keys=True) for p in patterns)
 
 
-def _reset_emulator(endpoint: str) -> None:
-    """moto's backends live in this process: clear them so no other test sees these resources."""
-    request = urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST")
-    with urllib.request.urlopen(request, timeout=30) as response:
-        assert response.status == 200
-
 
 @pytest.fixture(scope="module")
 def applied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Applied]:
     packages = code_only_packages(tmp_path_factory.mktemp("packages"))
     with embedded_aws() as endpoint:
-        _reset_emulator(endpoint)
+        reset_backends(endpoint)
 
         def apply(environment: str, dispatch_mode: str) -> dict[str, Any]:
             workdir = tmp_path_factory.mktemp(environment)
@@ -104,7 +97,7 @@ def applied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Applied]:
                 pipe_run = pool.submit(apply, PIPE_ENV, "pipe")
                 yield Applied(endpoint, lambda_run.result(), pipe_run.result())
         finally:
-            _reset_emulator(endpoint)
+            reset_backends(endpoint)
 
 
 def _pipeline(applied: Applied, mode: str = "lambda") -> dict[str, Any]:

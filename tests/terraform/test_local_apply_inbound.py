@@ -13,7 +13,6 @@ https://docs.aws.amazon.com/ses/latest/dg/receiving-email-notifications-contents
 from __future__ import annotations
 
 import json
-import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +20,7 @@ from typing import Any
 import boto3
 import pytest
 
-from embedded_aws.server import embedded_aws
+from embedded_aws.server import embedded_aws, reset_backends
 from embedded_aws.ses_receiving import receive_email
 from outreach_dev import terraform_cli
 from tests.support.packages import code_only_packages
@@ -58,18 +57,12 @@ class Applied:
         )
 
 
-def _reset_emulator(endpoint: str) -> None:
-    """moto's backends live in this process: clear them so no other test sees these resources."""
-    request = urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST")
-    with urllib.request.urlopen(request, timeout=30) as response:
-        assert response.status == 200
-
 
 @pytest.fixture(scope="module")
 def applied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Applied]:
     packages = code_only_packages(tmp_path_factory.mktemp("packages"))
     with embedded_aws() as endpoint:
-        _reset_emulator(endpoint)
+        reset_backends(endpoint)
         root = terraform_cli.copy_configuration(LOCAL_ROOT, tmp_path_factory.mktemp(ENVIRONMENT))
         try:
             outputs = terraform_cli.apply_root(
@@ -85,7 +78,7 @@ def applied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Applied]:
             )
             yield Applied(endpoint, outputs)
         finally:
-            _reset_emulator(endpoint)
+            reset_backends(endpoint)
 
 
 def _queue_arn(applied: Applied, url: str) -> str:

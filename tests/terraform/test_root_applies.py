@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import re
-import urllib.request
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ import boto3
 import botocore.exceptions
 import pytest
 
-from embedded_aws.server import embedded_aws
+from embedded_aws.server import embedded_aws, reset_backends
 from outreach_dev import terraform_cli
 from outreach_dev.terraform_cli_aliases import provider_aliases
 from tests.support.packages import code_only_packages
@@ -108,18 +107,12 @@ def override(endpoint: str, aliases: Sequence[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _reset_emulator(endpoint: str) -> None:
-    """moto's backends live in this process: clear them so no other test sees these resources."""
-    request = urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST")
-    with urllib.request.urlopen(request, timeout=30) as response:
-        assert response.status == 200
-
 
 @pytest.fixture(scope="module")
 def applied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, AppliedRoot]]:
     packages = code_only_packages(tmp_path_factory.mktemp("packages"))
     with embedded_aws() as endpoint:
-        _reset_emulator(endpoint)
+        reset_backends(endpoint)
 
         def apply(name: str) -> AppliedRoot:
             source = terraform_cli.ENVIRONMENTS_DIR / name
@@ -135,7 +128,7 @@ def applied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Appl
                 runs = {name: pool.submit(apply, name) for name in ROOTS}
                 yield {name: run.result() for name, run in runs.items()}
         finally:
-            _reset_emulator(endpoint)
+            reset_backends(endpoint)
 
 
 @pytest.fixture(params=ROOTS)
