@@ -69,7 +69,6 @@ def _canonical(patterns: list[Any]) -> list[str]:
     return sorted(json.dumps(p, sort_keys=True) for p in patterns)
 
 
-
 @pytest.fixture(scope="module")
 def applied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Applied]:
     packages = code_only_packages(tmp_path_factory.mktemp("packages"))

@@ -57,7 +57,6 @@ class Applied:
         )
 
 
-
 @pytest.fixture(scope="module")
 def applied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Applied]:
     packages = code_only_packages(tmp_path_factory.mktemp("packages"))

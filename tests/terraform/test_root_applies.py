@@ -107,7 +107,6 @@ def override(endpoint: str, aliases: Sequence[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-
 @pytest.fixture(scope="module")
 def applied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, AppliedRoot]]:
     packages = code_only_packages(tmp_path_factory.mktemp("packages"))
