@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import hcl2
 import pytest
 
-from outreach_dev import terraform_cli
+from outreach_dev import hcl_files, terraform_cli
 from outreach_dev.terraform_cli_aliases import configuration_aliases, provider_aliases
 
 PLAIN = """\
@@ -32,6 +33,12 @@ terraform {
 }
 """
 TEST_FILE = 'run "plans" {\n  command = plan\n}\n'
+
+
+def run_blocks(test_file: Path) -> list[tuple[str, dict[str, Any]]]:
+    """Each run block of a .tftest.hcl file as (name, body)."""
+    runs = hcl_files.load(test_file, hcl2.SerializationOptions(with_comments=False)).get("run", [])
+    return [(name.strip('"'), body) for run in runs for name, body in run.items()]
 
 
 def module(directory: Path, versions: str, *, tests: bool = True) -> Path:
@@ -75,26 +82,51 @@ def test_configuration_aliases_are_read_from_the_modules_required_providers(
     assert configuration_aliases(module(tmp_path / "m", versions, tests=False)) == aliases
 
 
-def test_a_module_with_configuration_aliases_is_not_validated_standalone_and_one_without_still_is(
+def test_check_validates_a_directory_with_tests_by_its_terraform_test_and_one_without_by_validate(
     tmp_path: Path, commands: list[tuple[str, str]]
 ) -> None:
-    # GIVEN a module that takes aws.receiving from its caller and one that does not, both with tests
-    aliased = module(tmp_path / "aliased", ALIASED)
-    plain = module(tmp_path / "plain", PLAIN)
+    # GIVEN modules with and without tests, taking aws.receiving from their caller or not
+    directories = [
+        module(tmp_path / "aliased", ALIASED),
+        module(tmp_path / "plain", PLAIN),
+        module(tmp_path / "aliased-untested", ALIASED, tests=False),
+        module(tmp_path / "plain-untested", PLAIN, tests=False),
+    ]
 
     # WHEN make terraform-check checks each
-    checked = {d.name: terraform_cli.check_one(d) for d in (aliased, plain)}
+    checked = {d.name: terraform_cli.check_one(d) for d in directories}
 
-    # THEN the plain one is validated and tested, the aliased one only tested, and the report says why
+    # THEN a tested directory runs terraform test alone (it validates what it plans), an untested one
+    # terraform validate where it stands alone, and the report says which
     assert commands == [
         ("aliased", "init"),
         ("aliased", "test"),
         ("plain", "init"),
-        ("plain", "validate"),
         ("plain", "test"),
+        ("aliased-untested", "init"),
+        ("plain-untested", "init"),
+        ("plain-untested", "validate"),
     ]
-    assert checked["aliased"].note == terraform_cli.NOT_STANDALONE
-    assert checked["plain"].note == ""
+    assert {name: result.note for name, result in checked.items()} == {
+        "aliased": terraform_cli.VALIDATED_BY_TEST,
+        "plain": terraform_cli.VALIDATED_BY_TEST,
+        "aliased-untested": terraform_cli.NOT_STANDALONE,
+        "plain-untested": "",
+    }
+
+
+def test_every_run_block_plans_its_own_directory_so_terraform_test_validates_that_configuration() -> None:
+    # terraform test validates the configuration a run block plans; one naming another module in a
+    # module block would leave its directory's own configuration to a separate terraform validate.
+    elsewhere = [
+        (terraform_cli.relative(test_file), name)
+        for directory in terraform_cli.tested_configurations()
+        for test_file in sorted((directory / "tests").glob("*.tftest.hcl"))
+        for name, body in run_blocks(test_file)
+        if "module" in body
+    ]
+    assert terraform_cli.tested_configurations(), "no module or root with tests was found"
+    assert elsewhere == []
 
 
 def test_make_validate_skips_only_the_modules_with_configuration_aliases(

@@ -8,9 +8,10 @@ variables {
   email_endpoints = ["oncall@example.com"]
 }
 
-run "topic_is_encrypted_with_its_own_rotating_key" {
+run "the_alarm_topic_planned_with_the_files_variables" {
   command = plan
 
+  # topic_is_encrypted_with_its_own_rotating_key
   assert {
     condition     = aws_sns_topic.this.kms_master_key_id == aws_kms_key.this.arn
     error_message = "The topic is encrypted with the module's key, not the AWS managed key."
@@ -18,13 +19,10 @@ run "topic_is_encrypted_with_its_own_rotating_key" {
 
   assert {
     condition     = aws_kms_key.this.enable_key_rotation
-    error_message = "Key rotation must be on."
+    error_message = "The topic's key must rotate (key rotation on)."
   }
-}
 
-run "cloudwatch_and_s3_may_publish_and_encrypt" {
-  command = plan
-
+  # cloudwatch_and_s3_may_publish_and_encrypt
   assert {
     condition = anytrue([
       for s in jsondecode(aws_kms_key.this.policy).Statement :
@@ -41,11 +39,8 @@ run "cloudwatch_and_s3_may_publish_and_encrypt" {
     )
     error_message = "CloudWatch alarms and S3 notifications of this account may publish to the topic."
   }
-}
 
-run "key_policy_names_every_action" {
-  command = plan
-
+  # key_policy_names_every_action
   assert {
     condition = alltrue(flatten([
       for s in jsondecode(aws_kms_key.this.policy).Statement : [
@@ -62,11 +57,8 @@ run "key_policy_names_every_action" {
     ])
     error_message = "The account keeps PutKeyPolicy, so the key policy can always be repaired."
   }
-}
 
-run "subscribes_the_given_addresses" {
-  command = plan
-
+  # subscribes_the_given_addresses
   assert {
     condition     = aws_sns_topic_subscription.email["oncall@example.com"].protocol == "email"
     error_message = "Each address gets an email subscription."

@@ -7,9 +7,10 @@ variables {
   name = "outreach-test-contacts"
 }
 
-run "the_ledger_is_an_on_demand_encrypted_table_with_pitr_and_deletion_protection" {
+run "the_contact_ledger_planned_with_the_files_variables" {
   command = plan
 
+  # the_ledger_is_an_on_demand_encrypted_table_with_pitr_and_deletion_protection
   assert {
     condition     = aws_dynamodb_table.this.name == "outreach-test-contacts" && aws_dynamodb_table.this.billing_mode == "PAY_PER_REQUEST"
     error_message = "The contact ledger bills on demand under the name it is given."
@@ -29,11 +30,8 @@ run "the_ledger_is_an_on_demand_encrypted_table_with_pitr_and_deletion_protectio
     condition     = aws_dynamodb_table.this.deletion_protection_enabled
     error_message = "Deletion protection is on unless a caller turns it off."
   }
-}
 
-run "one_record_per_contact_key_no_stream_and_a_ttl_only_receipts_carry" {
-  command = plan
-
+  # one_record_per_contact_key_no_stream_and_a_ttl_only_receipts_carry
   assert {
     condition     = aws_dynamodb_table.this.hash_key == "contact_key" && aws_dynamodb_table.this.range_key == null
     error_message = "contact_key (address#<address> or domain#<domain>) is the only key."
@@ -46,7 +44,7 @@ run "one_record_per_contact_key_no_stream_and_a_ttl_only_receipts_carry" {
 
   assert {
     condition     = length(aws_dynamodb_table.this.global_secondary_index) == 0 && !aws_dynamodb_table.this.stream_enabled
-    error_message = "No index and no stream."
+    error_message = "The contact ledger has no index and no stream."
   }
 
   assert {

@@ -20,9 +20,10 @@ variables {
   alarm_actions             = ["arn:aws:sns:eu-central-1:111122223333:outreach-test-alarms"]
 }
 
-run "queue_keeps_its_messages_encrypted_for_the_retention_given" {
+run "the_dead_letter_queue_planned_with_the_files_variables" {
   command = plan
 
+  # queue_keeps_its_messages_encrypted_for_the_retention_given
   assert {
     condition     = aws_sqs_queue.this.name == "outreach-test-scrape-dlq" && output.name == "outreach-test-scrape-dlq"
     error_message = "The queue takes the name given."
@@ -45,11 +46,8 @@ run "queue_keeps_its_messages_encrypted_for_the_retention_given" {
     )
     error_message = "arn and url are the queue's."
   }
-}
 
-run "redrive_allow_policy_accepts_only_the_source_queues" {
-  command = plan
-
+  # redrive_allow_policy_accepts_only_the_source_queues
   assert {
     condition = jsondecode(aws_sqs_queue.this.redrive_allow_policy) == {
       redrivePermission = "byQueue"
@@ -62,26 +60,8 @@ run "redrive_allow_policy_accepts_only_the_source_queues" {
     condition     = output.redrive_allow_policy == aws_sqs_queue.this.redrive_allow_policy
     error_message = "redrive_allow_policy is the queue's policy."
   }
-}
 
-run "without_redrive_sources_there_is_no_redrive_allow_policy" {
-  command = plan
-
-  variables {
-    name                      = "outreach-test-email-dlq"
-    redrive_source_queue_arns = []
-  }
-
-  assert {
-    # The argument is optional and computed, so the mock fills it in; it must not be a byQueue policy.
-    condition     = !strcontains(coalesce(aws_sqs_queue.this.redrive_allow_policy, "-"), "byQueue") && output.redrive_allow_policy == null
-    error_message = "A queue without redrive sources has no redrive allow policy."
-  }
-}
-
-run "alarm_fires_on_the_first_visible_message_and_notifies_the_topic" {
-  command = plan
-
+  # alarm_fires_on_the_first_visible_message_and_notifies_the_topic
   assert {
     condition = (
       aws_cloudwatch_metric_alarm.this.alarm_name == "outreach-test-scrape-dlq-not-empty" &&
@@ -112,6 +92,21 @@ run "alarm_fires_on_the_first_visible_message_and_notifies_the_topic" {
       aws_cloudwatch_metric_alarm.this.ok_actions == toset(["arn:aws:sns:eu-central-1:111122223333:outreach-test-alarms"])
     )
     error_message = "The alarm notifies the topic when it fires and when the queue is empty again."
+  }
+}
+
+run "without_redrive_sources_there_is_no_redrive_allow_policy" {
+  command = plan
+
+  variables {
+    name                      = "outreach-test-email-dlq"
+    redrive_source_queue_arns = []
+  }
+
+  assert {
+    # The argument is optional and computed, so the mock fills it in; it must not be a byQueue policy.
+    condition     = !strcontains(coalesce(aws_sqs_queue.this.redrive_allow_policy, "-"), "byQueue") && output.redrive_allow_policy == null
+    error_message = "A queue without redrive sources has no redrive allow policy."
   }
 }
 

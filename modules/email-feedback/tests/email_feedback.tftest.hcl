@@ -86,9 +86,10 @@ variables {
 
 # ---- the rule, the queue, the DLQ ------------------------------------------------------------------
 
-run "the_rule_takes_only_ses_events_of_this_configuration_set_from_the_default_bus" {
+run "the_email_feedback_planned_with_the_files_variables" {
   command = plan
 
+  # the_rule_takes_only_ses_events_of_this_configuration_set_from_the_default_bus
   assert {
     condition = jsondecode(aws_cloudwatch_event_rule.ses_events.event_pattern) == {
       source = ["aws.ses"]
@@ -106,11 +107,8 @@ run "the_rule_takes_only_ses_events_of_this_configuration_set_from_the_default_b
     condition     = aws_cloudwatch_event_target.ses_events.arn == "arn:aws:sqs:eu-central-1:111122223333:outreach-test-ses-events" && aws_cloudwatch_event_target.ses_events.rule == "outreach-test-ses-events"
     error_message = "The rule's one target is the ses-events queue."
   }
-}
 
-run "an_event_eventbridge_cannot_deliver_lands_in_the_alarmed_dlq_after_a_day_of_retries" {
-  command = plan
-
+  # an_event_eventbridge_cannot_deliver_lands_in_the_alarmed_dlq_after_a_day_of_retries
   assert {
     condition     = aws_cloudwatch_event_target.ses_events.retry_policy[0].maximum_event_age_in_seconds == 86400 && aws_cloudwatch_event_target.ses_events.retry_policy[0].maximum_retry_attempts == 185
     error_message = "EventBridge retries a failed delivery for 24 hours, 185 times."
@@ -118,18 +116,15 @@ run "an_event_eventbridge_cannot_deliver_lands_in_the_alarmed_dlq_after_a_day_of
 
   assert {
     condition     = aws_cloudwatch_event_target.ses_events.dead_letter_config[0].arn == "arn:aws:sqs:eu-central-1:111122223333:outreach-test-ses-events-dlq"
-    error_message = "Then the event goes to the ses-events DLQ instead of being dropped."
+    error_message = "An event EventBridge could not deliver goes to the ses-events DLQ instead of being dropped."
   }
 
   assert {
     condition     = module.dlq.alarm_name == "outreach-test-ses-events-dlq-not-empty" && output.alarm_arns[0] == module.dlq.alarm_arn && module.dlq.message_retention_seconds == 1209600
     error_message = "The DLQ (modules/dead-letter-queue) keeps 14 days and alarms on its first message."
   }
-}
 
-run "the_queue_is_encrypted_and_redrives_to_the_dlq_after_five_receives" {
-  command = plan
-
+  # the_queue_is_encrypted_and_redrives_to_the_dlq_after_five_receives
   assert {
     condition     = aws_sqs_queue.events.name == "outreach-test-ses-events" && aws_sqs_queue.events.sqs_managed_sse_enabled
     error_message = "The ses-events queue is encrypted with SQS managed keys."
@@ -152,11 +147,8 @@ run "the_queue_is_encrypted_and_redrives_to_the_dlq_after_five_receives" {
     condition     = jsondecode(module.dlq.redrive_allow_policy) == { redrivePermission = "byQueue", sourceQueueArns = ["arn:aws:sqs:eu-central-1:111122223333:outreach-test-ses-events"] }
     error_message = "The DLQ accepts redriven messages from the ses-events queue only."
   }
-}
 
-run "only_this_rule_may_send_to_the_queue_and_its_dlq" {
-  command = plan
-
+  # only_this_rule_may_send_to_the_queue_and_its_dlq
   assert {
     condition = jsondecode(aws_sqs_queue_policy.events.policy).Statement == [{
       Sid       = "SesEventsRuleSendsEvents"
@@ -180,13 +172,9 @@ run "only_this_rule_may_send_to_the_queue_and_its_dlq" {
     }]
     error_message = "EventBridge may send what it could not deliver to the DLQ, for this rule only."
   }
-}
 
-# ---- the consumer -----------------------------------------------------------------------------------
-
-run "the_consumer_reads_the_queue_with_partial_batch_failures_and_bounded_concurrency" {
-  command = plan
-
+  # ---- the consumer -----------------------------------------------------------------------------------
+  # the_consumer_reads_the_queue_with_partial_batch_failures_and_bounded_concurrency
   assert {
     condition     = aws_lambda_event_source_mapping.events.event_source_arn == "arn:aws:sqs:eu-central-1:111122223333:outreach-test-ses-events" && aws_lambda_event_source_mapping.events.function_name == "arn:aws:lambda:eu-central-1:111122223333:function:outreach-test-ses-event-consumer"
     error_message = "The mapping feeds the ses-events queue to the consumer."
@@ -199,13 +187,10 @@ run "the_consumer_reads_the_queue_with_partial_batch_failures_and_bounded_concur
 
   assert {
     condition     = aws_lambda_event_source_mapping.events.batch_size == 10 && aws_lambda_event_source_mapping.events.scaling_config[0].maximum_concurrency == 5 && output.consumer_settings.reserved_concurrent_executions == 5
-    error_message = "Batches of 10, at most 5 at once, within the consumer's reservation of 5."
+    error_message = "The consumer's mapping takes batches of 10, at most 5 at once, within the consumer's reservation of 5."
   }
-}
 
-run "the_consumer_gets_both_tables_the_schedule_group_and_the_soft_bounce_limit" {
-  command = plan
-
+  # the_consumer_gets_both_tables_the_schedule_group_and_the_soft_bounce_limit
   assert {
     condition = {
       for k, v in output.consumer_settings.environment : k => v if !startswith(k, "POWERTOOLS_")
@@ -222,11 +207,8 @@ run "the_consumer_gets_both_tables_the_schedule_group_and_the_soft_bounce_limit"
     condition     = output.consumer_settings.handler == "outreach.ses_event_consumer.lambda_handler" && output.consumer_settings.timeout == 60 && output.consumer_function_name == "outreach-test-ses-event-consumer"
     error_message = "The consumer runs outreach.ses_event_consumer, 60 s."
   }
-}
 
-run "the_consumer_reaches_only_address_records_email_tasks_counter_shards_and_the_email_schedules" {
-  command = plan
-
+  # the_consumer_reaches_only_address_records_email_tasks_counter_shards_and_the_email_schedules
   assert {
     condition = {
       for s in jsondecode(output.consumer_policy_json).Statement : s.Sid => { Action = s.Action, Resource = s.Resource, Condition = try(s.Condition, null) }
@@ -270,13 +252,9 @@ run "the_consumer_reaches_only_address_records_email_tasks_counter_shards_and_th
     }
     error_message = "The consumer's role names exactly its tables' key kinds, the index and the email group's schedules."
   }
-}
 
-# ---- one-click unsubscribe -------------------------------------------------------------------------
-
-run "the_unsubscribe_key_is_an_hmac_key_the_account_administers_and_the_endpoint_verifies_with" {
-  command = plan
-
+  # ---- one-click unsubscribe -------------------------------------------------------------------------
+  # the_unsubscribe_key_is_an_hmac_key_the_account_administers_and_the_endpoint_verifies_with
   assert {
     condition     = aws_kms_key.unsubscribe.customer_master_key_spec == "HMAC_256" && aws_kms_key.unsubscribe.key_usage == "GENERATE_VERIFY_MAC" && aws_kms_key.unsubscribe.deletion_window_in_days == 30
     error_message = "An HMAC_256 key for GenerateMac/VerifyMac, deleted no sooner than 30 days after it is scheduled."
@@ -306,11 +284,8 @@ run "the_unsubscribe_key_is_an_hmac_key_the_account_administers_and_the_endpoint
     condition     = aws_kms_alias.unsubscribe.name == "alias/outreach-test-unsubscribe" && output.unsubscribe_key_arn == "arn:aws:kms:eu-central-1:111122223333:key/11111111-2222-3333-4444-555555555555"
     error_message = "The key has an alias and its ARN is an output (the operator's CLI makes the tokens with it)."
   }
-}
 
-run "the_unsubscribe_endpoint_is_a_public_function_url_admitted_by_its_resource_policy" {
-  command = plan
-
+  # the_unsubscribe_endpoint_is_a_public_function_url_admitted_by_its_resource_policy
   assert {
     condition     = aws_lambda_function_url.unsubscribe.authorization_type == "NONE" && aws_lambda_function_url.unsubscribe.invoke_mode == "BUFFERED" && aws_lambda_function_url.unsubscribe.function_name == "outreach-test-unsubscribe"
     error_message = "The endpoint is a function URL without authentication (RFC 8058), buffered."
@@ -335,11 +310,8 @@ run "the_unsubscribe_endpoint_is_a_public_function_url_admitted_by_its_resource_
     condition     = aws_lambda_permission.unsubscribe_invoke.action == "lambda:InvokeFunction" && aws_lambda_permission.unsubscribe_invoke.principal == "*" && aws_lambda_permission.unsubscribe_invoke.function_name == "outreach-test-unsubscribe"
     error_message = "A function URL made since October 2025 needs lambda:InvokeFunction beside lambda:InvokeFunctionUrl."
   }
-}
 
-run "the_unsubscribe_endpoint_verifies_with_the_key_writes_address_records_and_fans_out_to_the_queue" {
-  command = plan
-
+  # the_unsubscribe_endpoint_verifies_with_the_key_writes_address_records_and_fans_out_to_the_queue
   assert {
     condition = {
       for k, v in output.unsubscribe_settings.environment : k => v if !startswith(k, "POWERTOOLS_")

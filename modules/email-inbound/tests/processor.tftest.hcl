@@ -91,9 +91,10 @@ variables {
 
 # ---- the queue, the DLQ, the mapping ---------------------------------------------------------------------
 
-run "the_queue_redrives_to_an_alarmed_dlq_after_five_receives" {
+run "the_inbound_queue_and_processor_planned_with_the_files_variables" {
   command = plan
 
+  # the_queue_redrives_to_an_alarmed_dlq_after_five_receives
   assert {
     condition = (
       aws_sqs_queue.inbound.name == "outreach-test-inbound" && aws_sqs_queue.inbound.sqs_managed_sse_enabled &&
@@ -114,11 +115,8 @@ run "the_queue_redrives_to_an_alarmed_dlq_after_five_receives" {
     )
     error_message = "The DLQ keeps 14 days, takes the inbound queue's redrives only and alarms on its first message."
   }
-}
 
-run "the_mapping_reports_batch_item_failures_at_bounded_concurrency" {
-  command = plan
-
+  # the_mapping_reports_batch_item_failures_at_bounded_concurrency
   assert {
     condition = (
       aws_lambda_event_source_mapping.inbound.event_source_arn == "arn:aws:sqs:eu-central-1:111122223333:outreach-test-inbound" &&
@@ -127,15 +125,11 @@ run "the_mapping_reports_batch_item_failures_at_bounded_concurrency" {
       aws_lambda_event_source_mapping.inbound.batch_size == 5 &&
       one(aws_lambda_event_source_mapping.inbound.scaling_config).maximum_concurrency == 5
     )
-    error_message = "Batches of 5, at most 5 at once, only failed records received again."
+    error_message = "The processor's mapping takes batches of 5, at most 5 at once, and only failed records are received again."
   }
-}
 
-# ---- the processor ----------------------------------------------------------------------------------------
-
-run "the_processor_gets_its_settings_and_the_resources_it_reads" {
-  command = plan
-
+  # ---- the processor ----------------------------------------------------------------------------------------
+  # the_processor_gets_its_settings_and_the_resources_it_reads
   assert {
     condition = (
       output.processor_function_name == "outreach-test-inbound-processor" &&
@@ -169,11 +163,8 @@ run "the_processor_gets_its_settings_and_the_resources_it_reads" {
     }
     error_message = "The processor's environment is exactly the inbound interface's (config.for_inbound_processor)."
   }
-}
 
-run "the_processor_forwards_only_from_the_forwarder_with_the_reply_domains_identity" {
-  command = plan
-
+  # the_processor_forwards_only_from_the_forwarder_with_the_reply_domains_identity
   assert {
     condition = anytrue([
       for s in jsondecode(output.processor_policy_json).Statement :
@@ -191,11 +182,8 @@ run "the_processor_forwards_only_from_the_forwarder_with_the_reply_domains_ident
     ])
     error_message = "Forwards are no campaign sends: the role names no configuration set."
   }
-}
 
-run "the_processor_reads_inbound_objects_only_and_moves_email_schedules_in_the_email_group" {
-  command = plan
-
+  # the_processor_reads_inbound_objects_only_and_moves_email_schedules_in_the_email_group
   assert {
     condition = anytrue([
       for s in jsondecode(output.processor_policy_json).Statement :
@@ -224,11 +212,8 @@ run "the_processor_reads_inbound_objects_only_and_moves_email_schedules_in_the_e
     ])
     error_message = "Reply tokens are checked with GenerateMac on the HMAC key."
   }
-}
 
-run "the_processor_reaches_email_tasks_address_records_and_its_receipts_only" {
-  command = plan
-
+  # the_processor_reaches_email_tasks_address_records_and_its_receipts_only
   assert {
     condition = {
       for s in jsondecode(output.processor_policy_json).Statement : s.Sid => [s.Action, try(s.Condition["ForAllValues:StringLike"]["dynamodb:LeadingKeys"], null)]
@@ -250,11 +235,8 @@ run "the_processor_reaches_email_tasks_address_records_and_its_receipts_only" {
     ])
     error_message = "Every item statement refuses a request without a key (Null = false)."
   }
-}
 
-run "without_a_bucket_key_the_processor_has_no_kms_decrypt" {
-  command = plan
-
+  # without_a_bucket_key_the_processor_has_no_kms_decrypt
   assert {
     condition     = !anytrue([for s in jsondecode(output.processor_policy_json).Statement : contains(s.Action, "kms:Decrypt")])
     error_message = "SSE-S3 needs no key permission; the role has none."

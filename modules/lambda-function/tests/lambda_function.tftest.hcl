@@ -31,9 +31,10 @@ variables {
   alarm_actions = ["arn:aws:sns:eu-central-1:111122223333:outreach-test-alarms"]
 }
 
-run "function_runs_python312_with_active_tracing_from_the_package" {
+run "the_function_planned_with_the_files_variables" {
   command = plan
 
+  # function_runs_python312_with_active_tracing_from_the_package
   assert {
     condition     = aws_lambda_function.this.runtime == "python3.12" && aws_lambda_function.this.architectures == tolist(["x86_64"])
     error_message = "Packages are built for CPython 3.12 on x86_64."
@@ -53,11 +54,8 @@ run "function_runs_python312_with_active_tracing_from_the_package" {
     condition     = aws_lambda_function.this.reserved_concurrent_executions == -1
     error_message = "Without reserved_concurrency the function stays in the unreserved pool."
   }
-}
 
-run "environment_carries_powertools_settings_and_caller_variables" {
-  command = plan
-
+  # environment_carries_powertools_settings_and_caller_variables
   assert {
     condition = one(aws_lambda_function.this.environment).variables == tomap({
       TASKS_TABLE                  = "outreach-test-tasks"
@@ -67,20 +65,14 @@ run "environment_carries_powertools_settings_and_caller_variables" {
     })
     error_message = "The environment must hold the caller's variables and the Powertools settings."
   }
-}
 
-run "log_group_has_bounded_retention" {
-  command = plan
-
+  # log_group_has_bounded_retention
   assert {
     condition     = aws_cloudwatch_log_group.this.name == "/aws/lambda/outreach-test-worker" && aws_cloudwatch_log_group.this.retention_in_days == 30
     error_message = "The function's log group must exist with a retention."
   }
-}
 
-run "errors_and_throttles_alarms_notify_the_topic" {
-  command = plan
-
+  # errors_and_throttles_alarms_notify_the_topic
   assert {
     condition = (
       aws_cloudwatch_metric_alarm.errors.metric_name == "Errors" &&
@@ -99,11 +91,8 @@ run "errors_and_throttles_alarms_notify_the_topic" {
     )
     error_message = "A Throttles alarm on the function must notify the alarm topic."
   }
-}
 
-run "policy_names_exact_actions_and_resources" {
-  command = plan
-
+  # policy_names_exact_actions_and_resources
   assert {
     condition = alltrue(flatten([
       for s in jsondecode(aws_iam_role_policy.this.policy).Statement : [for a in s.Action : !strcontains(a, "*")]
@@ -129,14 +118,17 @@ run "policy_names_exact_actions_and_resources" {
     }
     error_message = "The policy must hold the caller's statements, the function's own log group and X-Ray, nothing else."
   }
-}
 
-run "a_statement_without_conditions_has_no_condition_block" {
-  command = plan
-
+  # a_statement_without_conditions_has_no_condition_block
   assert {
     condition     = alltrue([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : !contains(keys(s), "Condition")])
     error_message = "A statement given no conditions carries no Condition element."
+  }
+
+  # synchronous_function_has_no_event_invoke_config
+  assert {
+    condition     = length(aws_lambda_function_event_invoke_config.this) == 0
+    error_message = "Without async_invocation no event invoke config is created."
   }
 }
 
@@ -212,15 +204,6 @@ run "rejects_a_condition_without_values" {
   }
 
   expect_failures = [var.policy_statements]
-}
-
-run "synchronous_function_has_no_event_invoke_config" {
-  command = plan
-
-  assert {
-    condition     = length(aws_lambda_function_event_invoke_config.this) == 0
-    error_message = "Without async_invocation no event invoke config is created."
-  }
 }
 
 run "async_function_gets_finite_retries_age_and_failure_destination" {

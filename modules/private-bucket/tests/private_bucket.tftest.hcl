@@ -8,9 +8,10 @@ variables {
   expiration_days = 14
 }
 
-run "blocks_every_kind_of_public_access" {
+run "the_bucket_planned_with_the_files_variables" {
   command = plan
 
+  # blocks_every_kind_of_public_access
   assert {
     condition = alltrue([
       aws_s3_bucket_public_access_block.this.block_public_acls,
@@ -25,36 +26,14 @@ run "blocks_every_kind_of_public_access" {
     condition     = one(aws_s3_bucket_ownership_controls.this.rule).object_ownership == "BucketOwnerEnforced"
     error_message = "ACLs must be disabled (BucketOwnerEnforced)."
   }
-}
 
-run "encrypts_with_sse_s3_without_a_key" {
-  command = plan
-
+  # encrypts_with_sse_s3_without_a_key
   assert {
     condition     = one(one(aws_s3_bucket_server_side_encryption_configuration.this.rule).apply_server_side_encryption_by_default).sse_algorithm == "AES256"
     error_message = "Without a key the bucket uses SSE-S3."
   }
-}
 
-run "encrypts_with_the_given_kms_key" {
-  command = plan
-
-  variables {
-    kms_key_arn = "arn:aws:kms:eu-central-1:111122223333:key/11111111-1111-1111-1111-111111111111"
-  }
-
-  assert {
-    condition = (
-      one(one(aws_s3_bucket_server_side_encryption_configuration.this.rule).apply_server_side_encryption_by_default).sse_algorithm == "aws:kms" &&
-      one(one(aws_s3_bucket_server_side_encryption_configuration.this.rule).apply_server_side_encryption_by_default).kms_master_key_id == var.kms_key_arn
-    )
-    error_message = "With a key the bucket uses SSE-KMS with that key."
-  }
-}
-
-run "denies_every_request_without_tls" {
-  command = plan
-
+  # denies_every_request_without_tls
   assert {
     condition = anytrue([
       for s in jsondecode(aws_s3_bucket_policy.this.policy).Statement :
@@ -68,11 +47,8 @@ run "denies_every_request_without_tls" {
     condition     = alltrue([for s in jsondecode(aws_s3_bucket_policy.this.policy).Statement : s.Effect == "Deny"])
     error_message = "The bucket policy only denies; access is granted by the callers' roles."
   }
-}
 
-run "lifecycle_expires_objects_versions_and_uploads" {
-  command = plan
-
+  # lifecycle_expires_objects_versions_and_uploads
   assert {
     condition     = one(one(aws_s3_bucket_lifecycle_configuration.this.rule).expiration).days == 14
     error_message = "Objects must expire after expiration_days."
@@ -96,6 +72,22 @@ run "lifecycle_expires_objects_versions_and_uploads" {
   assert {
     condition     = one(aws_s3_bucket_versioning.this[0].versioning_configuration).status == "Enabled"
     error_message = "Versioning is on by default."
+  }
+}
+
+run "encrypts_with_the_given_kms_key" {
+  command = plan
+
+  variables {
+    kms_key_arn = "arn:aws:kms:eu-central-1:111122223333:key/11111111-1111-1111-1111-111111111111"
+  }
+
+  assert {
+    condition = (
+      one(one(aws_s3_bucket_server_side_encryption_configuration.this.rule).apply_server_side_encryption_by_default).sse_algorithm == "aws:kms" &&
+      one(one(aws_s3_bucket_server_side_encryption_configuration.this.rule).apply_server_side_encryption_by_default).kms_master_key_id == var.kms_key_arn
+    )
+    error_message = "With a key the bucket uses SSE-KMS with that key."
   }
 }
 

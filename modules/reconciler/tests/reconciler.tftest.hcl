@@ -53,9 +53,10 @@ variables {
   alarm_actions = ["arn:aws:sns:eu-central-1:111122223333:outreach-test-alarms"]
 }
 
-run "runs_every_5_minutes_within_a_240_second_timeout" {
+run "the_reconciler_planned_with_the_files_variables" {
   command = plan
 
+  # runs_every_5_minutes_within_a_240_second_timeout
   assert {
     condition     = aws_scheduler_schedule.reconcile.schedule_expression == "rate(5 minutes)" && aws_scheduler_schedule.reconcile.state == "ENABLED"
     error_message = "The reconciler runs every 5 minutes by default."
@@ -65,20 +66,14 @@ run "runs_every_5_minutes_within_a_240_second_timeout" {
     condition     = output.settings.timeout == 240 && output.settings.handler == "outreach.reconcilers.scrape.lambda_handler"
     error_message = "A run is cut at 240 s, inside the 5-minute period."
   }
-}
 
-run "the_first_run_comes_at_once_after_apply" {
-  command = plan
-
+  # the_first_run_comes_at_once_after_apply
   assert {
     condition     = aws_scheduler_schedule.reconcile.start_date == null && aws_scheduler_schedule.reconcile.flexible_time_window[0].mode == "OFF"
     error_message = "A Scheduler rate() schedule without start_date and without a flexible window invokes at once (schedule-types.html)."
   }
-}
 
-run "a_failed_delivery_is_retried_then_dead_lettered" {
-  command = plan
-
+  # a_failed_delivery_is_retried_then_dead_lettered
   assert {
     condition = (
       aws_scheduler_schedule.reconcile.target[0].arn == "arn:aws:lambda:eu-central-1:111122223333:function:outreach-test-scrape-reconciler" &&
@@ -88,11 +83,8 @@ run "a_failed_delivery_is_retried_then_dead_lettered" {
     )
     error_message = "The schedule retries a failed delivery twice within 10 minutes, then uses the DLQ."
   }
-}
 
-run "the_schedule_role_may_only_invoke_the_reconciler_and_reach_its_dlq" {
-  command = plan
-
+  # the_schedule_role_may_only_invoke_the_reconciler_and_reach_its_dlq
   assert {
     condition = (
       aws_scheduler_schedule.reconcile.target[0].role_arn == "arn:aws:iam::111122223333:role/outreach-test-scrape-reconciler-schedule" &&
@@ -109,11 +101,8 @@ run "the_schedule_role_may_only_invoke_the_reconciler_and_reach_its_dlq" {
     ]
     error_message = "The role invokes this function and sends dead letters to this DLQ, nothing else."
   }
-}
 
-run "a_failed_run_is_retried_by_lambda_then_sent_to_the_dlq" {
-  command = plan
-
+  # a_failed_run_is_retried_by_lambda_then_sent_to_the_dlq
   assert {
     condition = (
       output.async_invocation.maximum_retry_attempts == 2 &&
@@ -127,11 +116,8 @@ run "a_failed_run_is_retried_by_lambda_then_sent_to_the_dlq" {
     condition     = module.dlq.name == "outreach-test-scrape-reconciler-dlq" && module.dlq.message_retention_seconds == 1209600
     error_message = "The DLQ (encrypted by modules/dead-letter-queue) keeps failed runs 14 days."
   }
-}
 
-run "the_dlq_alarms_on_its_first_message" {
-  command = plan
-
+  # the_dlq_alarms_on_its_first_message
   assert {
     # The alarm's metric, threshold and actions are modules/dead-letter-queue's (tested there).
     condition = (

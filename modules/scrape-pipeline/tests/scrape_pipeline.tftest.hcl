@@ -48,9 +48,10 @@ variables {
   alarm_actions                = ["arn:aws:sns:eu-central-1:111122223333:outreach-test-alarms"]
 }
 
-run "scrape_queue_waits_90_minutes_keeps_4_days_and_is_encrypted" {
+run "the_scrape_pipeline_planned_with_the_files_variables" {
   command = plan
 
+  # scrape_queue_waits_90_minutes_keeps_4_days_and_is_encrypted
   assert {
     condition     = aws_sqs_queue.queue.visibility_timeout_seconds == 5400
     error_message = "Visibility timeout must be 5400 s (more than 6 x the 420 s scraper timeout)."
@@ -66,11 +67,8 @@ run "scrape_queue_waits_90_minutes_keeps_4_days_and_is_encrypted" {
     condition     = aws_sqs_queue.queue.sqs_managed_sse_enabled
     error_message = "The scrape queue is encrypted at rest."
   }
-}
 
-run "scrape_queue_redrives_to_its_dlq_after_3_receives" {
-  command = plan
-
+  # scrape_queue_redrives_to_its_dlq_after_3_receives
   assert {
     condition = jsondecode(aws_sqs_queue.queue.redrive_policy) == {
       deadLetterTargetArn = "arn:aws:sqs:eu-central-1:111122223333:outreach-test-scrape-dlq"
@@ -78,11 +76,8 @@ run "scrape_queue_redrives_to_its_dlq_after_3_receives" {
     }
     error_message = "The scrape queue must move a message to its DLQ after 3 receives."
   }
-}
 
-run "dlq_keeps_14_days_and_accepts_only_the_scrape_queue" {
-  command = plan
-
+  # dlq_keeps_14_days_and_accepts_only_the_scrape_queue
   assert {
     condition     = module.dlq.message_retention_seconds == 1209600
     error_message = "The DLQ keeps messages 14 days."
@@ -95,24 +90,8 @@ run "dlq_keeps_14_days_and_accepts_only_the_scrape_queue" {
     }
     error_message = "The DLQ only accepts messages redriven from the scrape queue."
   }
-}
 
-run "dlq_source_restriction_can_be_turned_off_for_the_emulator" {
-  command = plan
-
-  variables {
-    restrict_dlq_sources = false
-  }
-
-  assert {
-    condition     = module.dlq.redrive_allow_policy == null
-    error_message = "With restrict_dlq_sources = false the DLQ has no redrive allow policy."
-  }
-}
-
-run "dlq_alarm_fires_on_the_first_message" {
-  command = plan
-
+  # dlq_alarm_fires_on_the_first_message
   assert {
     # The alarm's metric, threshold and actions are modules/dead-letter-queue's (tested there).
     condition = (
@@ -122,11 +101,8 @@ run "dlq_alarm_fires_on_the_first_message" {
     )
     error_message = "The DLQ alarm must fire on one visible message and notify the topic."
   }
-}
 
-run "scraper_runs_420_seconds_with_1536_mb_and_140_reserved" {
-  command = plan
-
+  # scraper_runs_420_seconds_with_1536_mb_and_140_reserved
   assert {
     condition     = output.scraper_settings.timeout == 420 && output.scraper_settings.memory_size == 1536 && output.scraper_settings.reserved_concurrent_executions == 140
     error_message = "The scraper must run 420 s with 1536 MB and 140 reserved concurrency."
@@ -196,11 +172,8 @@ run "scraper_runs_420_seconds_with_1536_mb_and_140_reserved" {
     }
     error_message = "The scraper reads scrape tasks only and writes scrape tasks and counter shards only (dynamodb:LeadingKeys), never a request without a key."
   }
-}
 
-run "mapping_delivers_one_message_per_invocation_with_partial_batch_responses" {
-  command = plan
-
+  # mapping_delivers_one_message_per_invocation_with_partial_batch_responses
   assert {
     condition     = aws_lambda_event_source_mapping.scrape_queue.event_source_arn == "arn:aws:sqs:eu-central-1:111122223333:outreach-test-scrape"
     error_message = "The mapping reads the scrape queue."
@@ -224,6 +197,31 @@ run "mapping_delivers_one_message_per_invocation_with_partial_batch_responses" {
   assert {
     condition     = aws_lambda_event_source_mapping.scrape_queue.function_response_types == toset(["ReportBatchItemFailures"])
     error_message = "ReportBatchItemFailures must be on, or the handler's batchItemFailures is ignored."
+  }
+
+  # redelivery_horizon_is_visibility_plus_timeout_plus_lease_margin
+  assert {
+    condition     = output.redelivery_horizon_seconds == 5400 + 420 + 60 && output.max_receive_count == 3
+    error_message = "A task unchanged for visibility + timeout + lease margin has no message SQS can still deliver."
+  }
+
+  # scrape_results_expire_after_90_days_unless_the_caller_says_otherwise
+  assert {
+    condition     = output.results_expiration_days == 90
+    error_message = "Scrape results (contact data) expire after 90 days by default, never kept without a bound."
+  }
+}
+
+run "dlq_source_restriction_can_be_turned_off_for_the_emulator" {
+  command = plan
+
+  variables {
+    restrict_dlq_sources = false
+  }
+
+  assert {
+    condition     = module.dlq.redrive_allow_policy == null
+    error_message = "With restrict_dlq_sources = false the DLQ has no redrive allow policy."
   }
 }
 
@@ -386,15 +384,6 @@ run "rejects_retries_that_give_up_within_the_hour" {
   expect_failures = [var.queue]
 }
 
-run "redelivery_horizon_is_visibility_plus_timeout_plus_lease_margin" {
-  command = plan
-
-  assert {
-    condition     = output.redelivery_horizon_seconds == 5400 + 420 + 60 && output.max_receive_count == 3
-    error_message = "A task unchanged for visibility + timeout + lease margin has no message SQS can still deliver."
-  }
-}
-
 run "redelivery_horizon_follows_a_retry_delay_longer_than_the_visibility" {
   command = plan
 
@@ -405,15 +394,6 @@ run "redelivery_horizon_follows_a_retry_delay_longer_than_the_visibility" {
   assert {
     condition     = output.redelivery_horizon_seconds == 7200 + 420 + 60
     error_message = "A released task's message can stay hidden for the longest retry delay."
-  }
-}
-
-run "scrape_results_expire_after_90_days_unless_the_caller_says_otherwise" {
-  command = plan
-
-  assert {
-    condition     = output.results_expiration_days == 90
-    error_message = "Scrape results (contact data) expire after 90 days by default, never kept without a bound."
   }
 }
 

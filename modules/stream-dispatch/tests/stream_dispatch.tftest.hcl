@@ -56,9 +56,10 @@ variables {
   failure_notification_topic_arn = "arn:aws:sns:eu-central-1:111122223333:outreach-test-alarms"
 }
 
-run "filter_passes_an_insert_of_a_pending_scrape_task" {
+run "lambda_mode_planned_with_the_files_variables" {
   command = plan
 
+  # filter_passes_an_insert_of_a_pending_scrape_task
   assert {
     condition = jsondecode(output.filter_patterns[0]) == {
       dynamodb = {
@@ -68,11 +69,8 @@ run "filter_passes_an_insert_of_a_pending_scrape_task" {
     }
     error_message = "An INSERT (no old image) of a scrape task in status Pending must pass the filter."
   }
-}
 
-run "filter_passes_a_modify_that_makes_a_scrape_task_pending" {
-  command = plan
-
+  # filter_passes_a_modify_that_makes_a_scrape_task_pending
   assert {
     condition = jsondecode(output.filter_patterns[1]) == {
       dynamodb = {
@@ -92,11 +90,8 @@ run "filter_passes_a_modify_that_makes_a_scrape_task_pending" {
     condition     = alltrue([for p in output.filter_patterns : keys(jsondecode(p)) == ["dynamodb"]])
     error_message = "DynamoDB event source mappings filter on the dynamodb key only."
   }
-}
 
-run "lambda_mode_reads_the_stream_from_trim_horizon_in_batches_of_10" {
-  command = plan
-
+  # lambda_mode_reads_the_stream_from_trim_horizon_in_batches_of_10
   assert {
     condition = (
       aws_lambda_event_source_mapping.stream[0].event_source_arn == var.tasks_table.stream_arn &&
@@ -112,13 +107,10 @@ run "lambda_mode_reads_the_stream_from_trim_horizon_in_batches_of_10" {
 
   assert {
     condition     = aws_lambda_event_source_mapping.stream[0].batch_size == 10 && aws_lambda_event_source_mapping.stream[0].parallelization_factor == 1
-    error_message = "Batches of 10, one batch per shard at a time."
+    error_message = "The mapping reads batches of 10, one batch per shard at a time."
   }
-}
 
-run "lambda_mode_bisects_and_retries_a_bounded_number_of_times_within_a_bounded_age" {
-  command = plan
-
+  # lambda_mode_bisects_and_retries_a_bounded_number_of_times_within_a_bounded_age
   assert {
     condition     = aws_lambda_event_source_mapping.stream[0].bisect_batch_on_function_error == true
     error_message = "A failed batch must be split to isolate the bad record."
@@ -138,22 +130,16 @@ run "lambda_mode_bisects_and_retries_a_bounded_number_of_times_within_a_bounded_
     condition     = aws_lambda_event_source_mapping.stream[0].function_response_types == toset(["ReportBatchItemFailures"])
     error_message = "ReportBatchItemFailures must be on so the handler can checkpoint at its first failed record."
   }
-}
 
-run "lambda_mode_filters_to_tasks_becoming_pending" {
-  command = plan
-
+  # lambda_mode_filters_to_tasks_becoming_pending
   assert {
     condition = toset([
       for f in one(aws_lambda_event_source_mapping.stream[0].filter_criteria).filter : f.pattern
     ]) == toset(output.filter_patterns)
     error_message = "The mapping must filter with exactly the becomes-Pending patterns."
   }
-}
 
-run "lambda_mode_sends_exhausted_batches_to_the_failure_bucket" {
-  command = plan
-
+  # lambda_mode_sends_exhausted_batches_to_the_failure_bucket
   assert {
     condition     = one(one(aws_lambda_event_source_mapping.stream[0].destination_config).on_failure).destination_arn == "arn:aws:s3:::outreach-test-failures"
     error_message = "Exhausted batches go to the S3 failure bucket (records included)."
@@ -163,11 +149,8 @@ run "lambda_mode_sends_exhausted_batches_to_the_failure_bucket" {
     condition     = output.failure_bucket_name == "outreach-test-failures"
     error_message = "The failure bucket is created in lambda mode."
   }
-}
 
-run "lambda_mode_notifies_the_alarm_topic_of_every_failure_record" {
-  command = plan
-
+  # lambda_mode_notifies_the_alarm_topic_of_every_failure_record
   assert {
     condition = (
       one(aws_s3_bucket_notification.failure_records[0].topic).topic_arn == "arn:aws:sns:eu-central-1:111122223333:outreach-test-alarms" &&
@@ -175,20 +158,14 @@ run "lambda_mode_notifies_the_alarm_topic_of_every_failure_record" {
     )
     error_message = "Every object written to the failure bucket notifies the alarm topic."
   }
-}
 
-run "dispatch_horizon_is_the_record_age_plus_one_dispatcher_timeout" {
-  command = plan
-
+  # dispatch_horizon_is_the_record_age_plus_one_dispatcher_timeout
   assert {
     condition     = output.dispatch_horizon_seconds == 3600 + 60
     error_message = "A Pending task older than the maximum record age plus one invocation can no longer be dispatched by the stream."
   }
-}
 
-run "lambda_mode_dispatcher_policy_names_its_stream_queue_and_bucket" {
-  command = plan
-
+  # lambda_mode_dispatcher_policy_names_its_stream_queue_and_bucket
   assert {
     condition = {
       for s in jsondecode(output.dispatcher_policy_json).Statement : s.Sid => [s.Action, s.Resource] if !contains(["WriteOwnLogs", "WriteTraces"], s.Sid)
@@ -211,11 +188,8 @@ run "lambda_mode_dispatcher_policy_names_its_stream_queue_and_bucket" {
     )
     error_message = "The dispatcher runs its handler with the table and queue in its environment."
   }
-}
 
-run "lambda_mode_alarms_on_iterator_age" {
-  command = plan
-
+  # lambda_mode_alarms_on_iterator_age
   assert {
     condition = (
       aws_cloudwatch_metric_alarm.iterator_age[0].metric_name == "IteratorAge" &&
@@ -231,9 +205,15 @@ run "lambda_mode_alarms_on_iterator_age" {
     condition     = length(aws_pipes_pipe.dispatch) == 0 && length(module.pipe_dlq) == 0
     error_message = "Lambda mode creates no pipe."
   }
+
+  # lambda_mode_needs_no_pipe_wait
+  assert {
+    condition     = length(terraform_data.pipe_source_settle) == 0
+    error_message = "Only pipe mode waits."
+  }
 }
 
-run "pipe_mode_moves_stream_records_to_the_queue_through_the_template" {
+run "pipe_mode_moves_records_through_the_template_bisects_retries_finitely_and_has_an_alarmed_dlq" {
   command = plan
 
   variables {
@@ -241,6 +221,7 @@ run "pipe_mode_moves_stream_records_to_the_queue_through_the_template" {
     package_path  = null
   }
 
+  # pipe_mode_moves_stream_records_to_the_queue_through_the_template
   assert {
     condition = (
       aws_pipes_pipe.dispatch[0].source == var.tasks_table.stream_arn &&
@@ -271,16 +252,8 @@ run "pipe_mode_moves_stream_records_to_the_queue_through_the_template" {
     condition     = length(aws_lambda_event_source_mapping.stream) == 0 && output.dispatcher_function_name == null
     error_message = "Pipe mode creates no dispatcher function or mapping."
   }
-}
 
-run "pipe_mode_bisects_retries_finitely_and_has_a_dlq_with_an_alarm" {
-  command = plan
-
-  variables {
-    dispatch_mode = "pipe"
-    package_path  = null
-  }
-
+  # pipe_mode_bisects_retries_finitely_and_has_a_dlq_with_an_alarm
   assert {
     condition = (
       one(one(aws_pipes_pipe.dispatch[0].source_parameters).dynamodb_stream_parameters).starting_position == "TRIM_HORIZON" &&
@@ -438,14 +411,5 @@ run "pipe_mode_waits_once_for_the_role_and_stream_before_creating_the_pipe" {
   assert {
     condition     = length(terraform_data.pipe_source_settle) == 1
     error_message = "In pipe mode the pipe waits for IAM to settle (provider issue 40572)."
-  }
-}
-
-run "lambda_mode_needs_no_pipe_wait" {
-  command = plan
-
-  assert {
-    condition     = length(terraform_data.pipe_source_settle) == 0
-    error_message = "Only pipe mode waits."
   }
 }

@@ -7,9 +7,10 @@ variables {
   name = "outreach-test-tasks"
 }
 
-run "table_is_an_on_demand_encrypted_source_of_truth_with_pitr" {
+run "the_tasks_table_planned_with_the_files_variables" {
   command = plan
 
+  # table_is_an_on_demand_encrypted_source_of_truth_with_pitr
   assert {
     condition     = aws_dynamodb_table.this.billing_mode == "PAY_PER_REQUEST"
     error_message = "The tasks table must bill on demand."
@@ -34,29 +35,20 @@ run "table_is_an_on_demand_encrypted_source_of_truth_with_pitr" {
     condition     = aws_dynamodb_table.this.deletion_protection_enabled
     error_message = "Deletion protection is on unless a caller turns it off."
   }
-}
 
-run "stream_carries_old_and_new_images" {
-  command = plan
-
+  # stream_carries_old_and_new_images
   assert {
     condition     = aws_dynamodb_table.this.stream_enabled && aws_dynamodb_table.this.stream_view_type == "NEW_AND_OLD_IMAGES"
     error_message = "The dispatcher needs NEW_AND_OLD_IMAGES to see a task become Pending."
   }
-}
 
-run "ttl_expires_items_on_expires_at" {
-  command = plan
-
+  # ttl_expires_items_on_expires_at
   assert {
     condition     = aws_dynamodb_table.this.ttl[0].enabled && aws_dynamodb_table.this.ttl[0].attribute_name == "expires_at"
     error_message = "TTL must be enabled on expires_at."
   }
-}
 
-run "sparse_open_tasks_index_on_open_key_and_updated_at" {
-  command = plan
-
+  # sparse_open_tasks_index_on_open_key_and_updated_at
   assert {
     condition = anytrue([
       for index in aws_dynamodb_table.this.global_secondary_index :
@@ -77,11 +69,8 @@ run "sparse_open_tasks_index_on_open_key_and_updated_at" {
     condition     = output.open_tasks_index_arn == "arn:aws:dynamodb:eu-central-1:111122223333:table/mock/index/open-tasks"
     error_message = "The index ARN output must point at the open-tasks index of this table."
   }
-}
 
-run "sparse_recipient_emails_index_on_recipient_key_keys_only" {
-  command = plan
-
+  # sparse_recipient_emails_index_on_recipient_key_keys_only
   assert {
     condition = anytrue([
       for index in aws_dynamodb_table.this.global_secondary_index :
@@ -99,11 +88,8 @@ run "sparse_recipient_emails_index_on_recipient_key_keys_only" {
     condition     = output.recipient_emails_index_name == "recipient-emails" && output.recipient_emails_index_arn == "arn:aws:dynamodb:eu-central-1:111122223333:table/mock/index/recipient-emails"
     error_message = "The index ARN output must point at the recipient-emails index of this table."
   }
-}
 
-run "sparse_reply_handles_index_on_reply_handle_keys_only" {
-  command = plan
-
+  # sparse_reply_handles_index_on_reply_handle_keys_only
   assert {
     condition = anytrue([
       for index in aws_dynamodb_table.this.global_secondary_index :
@@ -121,11 +107,8 @@ run "sparse_reply_handles_index_on_reply_handle_keys_only" {
     condition     = output.reply_handles_index_name == "reply-handles" && output.reply_handles_index_arn == "arn:aws:dynamodb:eu-central-1:111122223333:table/mock/index/reply-handles"
     error_message = "The index ARN output must point at the reply-handles index of this table."
   }
-}
 
-run "sparse_jobs_index_on_job_kind_and_created_at" {
-  command = plan
-
+  # sparse_jobs_index_on_job_kind_and_created_at
   assert {
     condition = anytrue([
       for index in aws_dynamodb_table.this.global_secondary_index :
@@ -138,6 +121,12 @@ run "sparse_jobs_index_on_job_kind_and_created_at" {
     condition     = output.jobs_index_name == "jobs" && output.jobs_index_arn == "arn:aws:dynamodb:eu-central-1:111122223333:table/mock/index/jobs"
     error_message = "The index ARN output must point at the jobs index of this table."
   }
+
+  # open_index_shards_default_is_passed_on
+  assert {
+    condition     = output.open_index_shards == 8
+    error_message = "The shard count of the open-tasks key defaults to 8 (four creators at 1,737 tasks/s, one to spare)."
+  }
 }
 
 run "rejects_an_invalid_table_name" {
@@ -148,15 +137,6 @@ run "rejects_an_invalid_table_name" {
   }
 
   expect_failures = [var.name]
-}
-
-run "open_index_shards_default_is_passed_on" {
-  command = plan
-
-  assert {
-    condition     = output.open_index_shards == 8
-    error_message = "The shard count of the open-tasks key defaults to 8 (four creators at 1,737 tasks/s, one to spare)."
-  }
 }
 
 run "rejects_an_open_index_shard_count_of_zero" {

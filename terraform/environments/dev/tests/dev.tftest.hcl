@@ -17,9 +17,10 @@ variables {
   package_dir           = "../../../tests/terraform/fixtures/packages"
 }
 
-run "dev_runs_20_scrapers_with_the_production_function_settings" {
+run "dev_planned_with_its_tfvars_and_the_files_variables" {
   command = plan
 
+  # dev_runs_20_scrapers_with_the_production_function_settings
   assert {
     condition = (
       module.pipeline.scraper_settings.reserved_concurrent_executions == 20 &&
@@ -33,38 +34,26 @@ run "dev_runs_20_scrapers_with_the_production_function_settings" {
     condition     = module.pipeline.scraper_function_name == "outreach-dev-scraper" && module.pipeline.dispatch_mode == "lambda"
     error_message = "dev deploys the outreach-dev pipeline with the dispatcher function."
   }
-}
 
-run "dev_scraper_never_reaches_loopback" {
-  command = plan
-
+  # dev_scraper_never_reaches_loopback
   assert {
     condition     = !contains(keys(module.pipeline.scraper_settings.environment), "SCRAPER_ALLOW_LOOPBACK")
     error_message = "Only the local environment may let the scraper fetch loopback addresses."
   }
-}
 
-run "dev_alarms_go_to_the_root_topic" {
-  command = plan
-
+  # dev_alarms_go_to_the_root_topic
   assert {
     condition     = local.alarm_topic_arn == "arn:aws:sns:eu-central-1:111122223333:mock-topic"
-    error_message = "The pipeline's alarms notify the root's topic."
+    error_message = "dev's pipeline alarms notify the root's topic."
   }
-}
 
-run "dev_results_expire_after_30_days" {
-  command = plan
-
+  # dev_results_expire_after_30_days
   assert {
     condition     = var.results_expiration_days == 30 && module.pipeline.results_expiration_days == 30
     error_message = "dev keeps scrape results for 30 days, not forever."
   }
-}
 
-run "dev_exposes_what_an_email_schedule_needs" {
-  command = plan
-
+  # dev_exposes_what_an_email_schedule_needs
   assert {
     condition = (
       output.pipeline.root_outputs.email_sender_identity == "example.com" &&
@@ -73,11 +62,8 @@ run "dev_exposes_what_an_email_schedule_needs" {
     )
     error_message = "The root outputs name the email stage the CLI schedules campaigns on."
   }
-}
 
-run "dev_sizes_email_for_the_modules_default_send_rate_and_owns_its_identity_by_default" {
-  command = plan
-
+  # dev_sizes_email_for_the_modules_default_send_rate_and_owns_its_identity_by_default
   assert {
     condition = (
       output.pipeline.root_outputs.email_max_send_rate == 14 &&

@@ -18,9 +18,10 @@ variables {
   alarm_emails          = ["oncall@example.com"]
 }
 
-run "prod_runs_140_scrapers_of_420_seconds_and_1536_mb" {
+run "prod_planned_with_its_tfvars_and_the_files_variables" {
   command = plan
 
+  # prod_runs_140_scrapers_of_420_seconds_and_1536_mb
   assert {
     condition = (
       module.pipeline.scraper_settings.reserved_concurrent_executions == 140 &&
@@ -34,23 +35,54 @@ run "prod_runs_140_scrapers_of_420_seconds_and_1536_mb" {
     condition     = module.pipeline.scraper_function_name == "outreach-prod-scraper" && module.pipeline.dispatch_mode == "lambda"
     error_message = "prod deploys the outreach-prod pipeline with the dispatcher function."
   }
-}
 
-run "prod_scraper_never_reaches_loopback" {
-  command = plan
-
+  # prod_scraper_never_reaches_loopback
   assert {
     condition     = !contains(keys(module.pipeline.scraper_settings.environment), "SCRAPER_ALLOW_LOOPBACK")
     error_message = "Only the local environment may let the scraper fetch loopback addresses."
   }
-}
 
-run "prod_alarms_go_to_the_root_topic" {
-  command = plan
-
+  # prod_alarms_go_to_the_root_topic
   assert {
     condition     = module.alarm_topic[0].topic_arn == "arn:aws:sns:eu-central-1:111122223333:mock-topic" && local.alarm_topic_arn == module.alarm_topic[0].topic_arn
-    error_message = "The pipeline's alarms notify the root's topic."
+    error_message = "prod's pipeline alarms notify the root's topic."
+  }
+
+  # prod_reconciles_scrape_tasks_every_5_minutes_after_the_derived_thresholds
+  assert {
+    condition = (
+      module.pipeline.reconciler_thresholds.pending_after_seconds == 3600 + 60 &&
+      module.pipeline.reconciler_thresholds.running_after_seconds == 5400 + 420 + 60
+    )
+    error_message = "prod's scrape reconciler settles a Pending task after the maximum record age + dispatcher timeout and a Running one after visibility + scraper timeout + lease margin."
+  }
+
+  # prod_owns_its_ses_identity_and_sizes_email_for_the_modules_default_send_rate
+  assert {
+    condition = (
+      output.pipeline.root_outputs.email_dkim_records != null &&
+      output.pipeline.root_outputs.email_max_send_rate == 14 &&
+      module.pipeline.email_worker_settings.reserved_concurrent_executions == 14
+    )
+    error_message = "prod creates the identity (and reports its DKIM records) and sizes the email worker for 14 emails per second."
+  }
+
+  # prod_scrape_results_expire_after_90_days
+  assert {
+    condition     = var.results_expiration_days == 90 && module.pipeline.results_expiration_days == 90
+    error_message = "prod keeps scrape results (contact data) 90 days, set in its terraform.tfvars, not forever."
+  }
+
+  # prod_has_its_contact_ledger_and_stops_an_address_at_three_soft_bounces
+  assert {
+    condition     = output.pipeline.root_outputs.contacts_table_name == "outreach-prod-contacts" && module.pipeline.soft_bounce_limit == 3
+    error_message = "prod has its contact ledger and stops an address at 3 soft bounces."
+  }
+
+  # prod_receives_no_replies_until_it_names_a_reply_domain
+  assert {
+    condition     = module.pipeline.inbound_processor_function_name == null && output.pipeline.root_outputs.inbound_reply_domain == null && local.receiving_region == "eu-central-1"
+    error_message = "Without inbound_reply_domain prod plans no inbound resources; the receiving provider is in prod's region."
   }
 }
 
@@ -78,40 +110,6 @@ run "prod_can_alarm_an_existing_topic_instead" {
   }
 }
 
-run "prod_reconciles_scrape_tasks_every_5_minutes_after_the_derived_thresholds" {
-  command = plan
-
-  assert {
-    condition = (
-      module.pipeline.reconciler_thresholds.pending_after_seconds == 3600 + 60 &&
-      module.pipeline.reconciler_thresholds.running_after_seconds == 5400 + 420 + 60
-    )
-    error_message = "Pending: maximum record age + dispatcher timeout; Running: visibility + scraper timeout + lease margin."
-  }
-}
-
-run "prod_owns_its_ses_identity_and_sizes_email_for_the_modules_default_send_rate" {
-  command = plan
-
-  assert {
-    condition = (
-      output.pipeline.root_outputs.email_dkim_records != null &&
-      output.pipeline.root_outputs.email_max_send_rate == 14 &&
-      module.pipeline.email_worker_settings.reserved_concurrent_executions == 14
-    )
-    error_message = "prod creates the identity (and reports its DKIM records) and sizes the email worker for 14 emails per second."
-  }
-}
-
-run "prod_scrape_results_expire_after_90_days" {
-  command = plan
-
-  assert {
-    condition     = var.results_expiration_days == 90 && module.pipeline.results_expiration_days == 90
-    error_message = "prod keeps scrape results (contact data) 90 days, set in its terraform.tfvars, not forever."
-  }
-}
-
 run "prod_without_a_results_retention_takes_the_modules_default" {
   command = plan
 
@@ -122,24 +120,6 @@ run "prod_without_a_results_retention_takes_the_modules_default" {
   assert {
     condition     = module.pipeline.results_expiration_days == 90
     error_message = "A root that leaves the retention unset gets scrape-pipeline's 90 days, not keep forever."
-  }
-}
-
-run "prod_has_its_contact_ledger_and_stops_an_address_at_three_soft_bounces" {
-  command = plan
-
-  assert {
-    condition     = output.pipeline.root_outputs.contacts_table_name == "outreach-prod-contacts" && module.pipeline.soft_bounce_limit == 3
-    error_message = "prod has its contact ledger and stops an address at 3 soft bounces."
-  }
-}
-
-run "prod_receives_no_replies_until_it_names_a_reply_domain" {
-  command = plan
-
-  assert {
-    condition     = module.pipeline.inbound_processor_function_name == null && output.pipeline.root_outputs.inbound_reply_domain == null && local.receiving_region == "eu-central-1"
-    error_message = "Without inbound_reply_domain prod plans no inbound resources; the receiving provider is in prod's region."
   }
 }
 
