@@ -18,6 +18,11 @@ output "open_tasks_index_name" {
   value       = module.tasks_table.open_tasks_index_name
 }
 
+output "campaign_open_index_name" {
+  description = "Sparse index of open email tasks by campaign, status and shard, sorted by send_at (campaign status and cancel)."
+  value       = module.tasks_table.campaign_open_index_name
+}
+
 output "open_index_shards" {
   description = "Shards of the open-tasks index key (OPEN_INDEX_SHARDS: the command line creates and reads open tasks with it)."
   value       = module.tasks_table.open_index_shards

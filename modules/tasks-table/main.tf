@@ -10,6 +10,13 @@
 # The sparse `jobs` index holds only the jobs' own rows (only they carry `job_kind`), newest last by
 # `created_at`, so `outreach job list` reads the jobs rather than the whole table; a job is recorded
 # once per creation, so its two keys (`scrape`, `email`) take a few writes an hour.
+# The sparse `campaign-open` index holds only the open email tasks (only they carry
+# `campaign_open_key` = `<campaign id>#<status>#<shard>`, set at creation, moved with `open_key`,
+# removed with it), sorted by `send_at`: one campaign's next send time is a Query of one row a shard and
+# `outreach campaign cancel` reads its own campaign's open emails, never another campaign's
+# (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-indexes-general-sparse-indexes.html).
+# Its shard is the task's `open-tasks` shard, so creating a campaign spreads its writes as there. It
+# projects ALL: the cancel builds each task from its entry.
 # A global secondary index is eventually consistent and only the projected attributes can be read
 # from it (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html), which the
 # reader's conditional writes on the rows themselves make safe.
@@ -19,6 +26,7 @@ locals {
   recipient_emails_index = "recipient-emails"
   reply_handles_index    = "reply-handles"
   jobs_index             = "jobs"
+  campaign_open_index    = "campaign-open"
   ttl_attribute          = "expires_at"
 }
 
@@ -65,6 +73,16 @@ resource "aws_dynamodb_table" "this" {
     type = "S"
   }
 
+  attribute {
+    name = "campaign_open_key"
+    type = "S"
+  }
+
+  attribute {
+    name = "send_at"
+    type = "S"
+  }
+
   global_secondary_index {
     name            = local.open_tasks_index
     hash_key        = "open_key"
@@ -88,6 +106,13 @@ resource "aws_dynamodb_table" "this" {
     name            = local.jobs_index
     hash_key        = "job_kind"
     range_key       = "created_at"
+    projection_type = "ALL"
+  }
+
+  global_secondary_index {
+    name            = local.campaign_open_index
+    hash_key        = "campaign_open_key"
+    range_key       = "send_at"
     projection_type = "ALL"
   }
 

@@ -53,6 +53,16 @@ output "jobs_index_arn" {
   value       = "${aws_dynamodb_table.this.arn}/index/${local.jobs_index}"
 }
 
+output "campaign_open_index_name" {
+  description = "Name of the sparse index of open email tasks by campaign, status and shard (campaign_open_key) and send_at (the command line's campaign status and cancel)."
+  value       = local.campaign_open_index
+}
+
+output "campaign_open_index_arn" {
+  description = "ARN of the campaign-open index (for the operator's Query permission; no function queries it)."
+  value       = "${aws_dynamodb_table.this.arn}/index/${local.campaign_open_index}"
+}
+
 output "ttl_attribute" {
   description = "Attribute whose epoch-seconds value expires an item."
   value       = local.ttl_attribute

@@ -1,5 +1,5 @@
-"""The operator's queries of the tasks table: every job, a job's tasks in one status, open tasks in a
-time window, open emails to a domain; built on the task store's readers.
+"""The operator's queries of the tasks table: every job, a job's tasks in one status, a campaign's open
+emails, open tasks in a time window, open emails to a domain; built on the task store's readers.
 
 The Lambda functions never ask these questions (they read one task, or the open ones through
 ``task_store.open_tasks``), so they live with the command line and no function's zip carries them.
@@ -56,6 +56,14 @@ def job_tasks_with_status(job_id: str, status: Status) -> list[Task]:
         },
     )
     return [Task.from_item(row) for row in found]
+
+
+def campaign_open_emails(campaign_id: str, status: Status) -> list[Task]:
+    """The campaign's email tasks in an open ``status``, from its own keys of the sparse
+    ``campaign-open`` index (a Query per shard): exactly its emails in that status are read, whatever
+    other campaigns hold open
+    (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-indexes-general-sparse-indexes.html)."""
+    return [Task.from_item(row) for row in task_store.campaign_open_rows(campaign_id, status)]
 
 
 def open_tasks_between(

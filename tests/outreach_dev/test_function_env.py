@@ -9,7 +9,13 @@ import pytest
 from outreach import config
 from outreach.email_schedules import ScheduleTarget
 from outreach.errors import ConfigurationError
-from outreach.task_store import JOBS_INDEX, OPEN_TASKS_INDEX, RECIPIENT_EMAILS_INDEX, REPLY_HANDLES_INDEX
+from outreach.task_store import (
+    CAMPAIGN_OPEN_INDEX,
+    JOBS_INDEX,
+    OPEN_TASKS_INDEX,
+    RECIPIENT_EMAILS_INDEX,
+    REPLY_HANDLES_INDEX,
+)
 from outreach_dev import function_env, tasks_table_shape, terraform_hcl
 
 
@@ -42,7 +48,7 @@ def _terraform_environment(function: str) -> dict[str, str]:
 
 
 def test_the_indexes_the_core_queries_are_the_ones_the_module_declares() -> None:
-    indexes = [OPEN_TASKS_INDEX, RECIPIENT_EMAILS_INDEX, REPLY_HANDLES_INDEX, JOBS_INDEX]
+    indexes = [OPEN_TASKS_INDEX, RECIPIENT_EMAILS_INDEX, REPLY_HANDLES_INDEX, JOBS_INDEX, CAMPAIGN_OPEN_INDEX]
     assert tasks_table_shape.index_names() == indexes
     module = terraform_hcl.load_module(terraform_hcl.module_dir("tasks-table"))
     outputs, declared = terraform_hcl.named(module, "output"), terraform_hcl.named(module, "locals")
@@ -51,6 +57,7 @@ def test_the_indexes_the_core_queries_are_the_ones_the_module_declares() -> None
         ("recipient_emails_index_name", RECIPIENT_EMAILS_INDEX),
         ("reply_handles_index_name", REPLY_HANDLES_INDEX),
         ("jobs_index_name", JOBS_INDEX),
+        ("campaign_open_index_name", CAMPAIGN_OPEN_INDEX),
     ):
         assert declared[terraform_hcl.strip(outputs[output]["value"]).removeprefix("local.")] == index
 

@@ -219,6 +219,18 @@ def test_tasks_table_streams_both_images_and_has_the_open_tasks_index_ttl_and_pi
     assert pitr["PointInTimeRecoveryStatus"] == "ENABLED"
 
 
+def test_tasks_table_has_the_sparse_campaign_open_index_by_campaign_key_and_send_at(applied: Applied) -> None:
+    pipeline = _pipeline(applied)
+    table = applied.client("dynamodb").describe_table(TableName=pipeline["tasks_table_name"])["Table"]
+    [index] = [i for i in table["GlobalSecondaryIndexes"] if i["IndexName"] == "campaign-open"]
+    assert index["KeySchema"] == [
+        {"AttributeName": "campaign_open_key", "KeyType": "HASH"},
+        {"AttributeName": "send_at", "KeyType": "RANGE"},
+    ]
+    assert index["Projection"]["ProjectionType"] == "ALL"
+    assert pipeline["campaign_open_index_name"] == "campaign-open"
+
+
 def test_buckets_are_private_encrypted_tls_only_and_expire_failure_records(applied: Applied) -> None:
     pipeline = _pipeline(applied)
     s3 = applied.client("s3")

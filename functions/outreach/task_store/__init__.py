@@ -9,9 +9,18 @@
 - ``reads``: a task by id, the task a message names, open tasks through the sparse ``open-tasks``
   index (reconcilers query it instead of scanning the table), and every email to an address through
   the ``recipient-emails`` index.
+- ``campaign_open``: one campaign's open emails through the sparse ``campaign-open`` index (by status
+  and send time: the next send time, the emails a cancel reads), never another campaign's.
 - ``email_events``: SES's events marked on an email task and counted per step, exactly once.
 """
 
+from outreach.task_store.campaign_open import (
+    CAMPAIGN_OPEN_INDEX,
+    CAMPAIGN_OPEN_KEY,
+    campaign_open_key,
+    campaign_open_rows,
+    next_send_at,
+)
 from outreach.task_store.counters import (
     COUNTER_SHARDS,
     StepCounts,
@@ -84,6 +93,8 @@ from outreach.task_store.transitions import (
 from outreach.task_store.transitions_batched import BatchOutcome, apply_batched
 
 __all__ = [
+    "CAMPAIGN_OPEN_INDEX",
+    "CAMPAIGN_OPEN_KEY",
     "COUNTER_SHARDS",
     "JOBS_INDEX",
     "LEASE_FIELDS",
@@ -105,6 +116,8 @@ __all__ = [
     "apply",
     "apply_batched",
     "batch_get",
+    "campaign_open_key",
+    "campaign_open_rows",
     "cancel_for_stop",
     "check_job_kind",
     "claim",
@@ -137,6 +150,7 @@ __all__ = [
     "job_rows",
     "load_task",
     "mark_redispatched",
+    "next_send_at",
     "open_index_rows",
     "open_tasks",
     "pages",

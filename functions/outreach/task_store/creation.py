@@ -22,6 +22,7 @@ from outreach.errors import InvalidJobInputError, ItemTooLargeError, MalformedFi
 from outreach.item_size import ITEM_LIMIT_BYTES, TRANSACTION_ACTION_LIMIT, TRANSACTION_LIMIT_BYTES, item_size
 from outreach.task_ids import normalise_url, scrape_task_id, validate_job_id, validate_url_list
 from outreach.task_model import Kind, Status, open_key, shard_of
+from outreach.task_store.campaign_open import campaign_key_fields
 from outreach.task_store.counters import (
     COUNTER_SHARDS,
     counter_key,
@@ -106,8 +107,9 @@ def create_email_tasks(planned: Sequence[PlannedEmail]) -> JobCreation:
     raise ``InvalidJobInputError`` before anything is written, and so does a row over ``MAX_ROW_BYTES``
     (``ItemTooLargeError``, naming its task; see ``email_row_size``). Each row carries
     ``recipient_key``, the normalised recipient (``contacts.normalise``): the ``recipient-emails`` index
-    finds every email to an address, in every campaign (``email_tasks_to``). Each row carries the
-    campaign's sequence rules (``rules``, when planned with them) and ``threaded``, and a row whose
+    finds every email to an address, in every campaign (``email_tasks_to``); and ``campaign_open_key``,
+    the key of the sparse ``campaign-open`` index while it is open (``campaign_open``). Each row carries
+    the campaign's sequence rules (``rules``, when planned with them) and ``threaded``, and a row whose
     Reply-To is its reply address carries ``reply_handle``, the key of the sparse ``reply-handles``
     index (``email_task_by_reply_handle``).
     """
@@ -167,16 +169,19 @@ def email_row_size(email: PlannedEmail) -> int:
 
 def _new_item(job_id: str, kind: Kind, task_id: str, fields: Mapping[str, Any], now: str) -> dict[str, Any]:
     """The Pending row a creating transaction puts, in the ``open-tasks`` shard its id falls in
-    (``config.open_index_shards``); every later status change keeps that shard."""
-    return {
+    (``config.open_index_shards``); every later status change keeps that shard. An email task is in
+    its campaign's ``campaign-open`` index too, in the same shard (``campaign_open``)."""
+    shard = shard_of(task_id, config.open_index_shards())
+    item = {
         **fields,
         "task_id": task_id,
         "job_id": job_id,
         "status": Status.PENDING.value,
         "created_at": now,
         "updated_at": now,
-        "open_key": open_key(kind.value, Status.PENDING, shard_of(task_id, config.open_index_shards())),
+        "open_key": open_key(kind.value, Status.PENDING, shard),
     }
+    return {**item, **campaign_key_fields(kind.value, job_id, Status.PENDING, shard)}
 
 
 def _counter_item_bound(job_id: str) -> int:

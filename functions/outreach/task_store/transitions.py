@@ -26,6 +26,7 @@ from outreach.task_model import (
     open_key,
     shard_of,
 )
+from outreach.task_store.campaign_open import CAMPAIGN_OPEN_KEY, campaign_key_fields
 from outreach.task_store.counters import counter_shard, counter_update, email_deltas
 from outreach.task_store.items import is_condition_failure, to_av, to_avs
 from outreach.task_store.reads import get_task
@@ -141,9 +142,10 @@ def rule_update(
     set_values["updated_at"] = now
     if rule.to is not None and rule.to.is_terminal:
         set_values["expires_at"] = int(clock.now()) + TERMINAL_RETENTION_SECONDS
-        removals.append("open_key")
+        removals += ["open_key", CAMPAIGN_OPEN_KEY]  # out of both sparse indexes (an email's second)
     elif rule.to is not None:
         set_values["open_key"] = open_key(seen.kind, rule.to, seen.shard())
+        set_values.update(campaign_key_fields(seen.kind, seen.job_id, rule.to, seen.shard()))
     names = {"#status": "status"}
     bound: dict[str, Any] = {}
     assignments = []

@@ -129,6 +129,31 @@ run "the_tasks_table_planned_with_the_files_variables" {
   }
 }
 
+run "sparse_campaign_open_index_on_campaign_open_key_and_send_at" {
+  command = plan
+
+  assert {
+    condition = anytrue([
+      for index in aws_dynamodb_table.this.global_secondary_index :
+      index.name == "campaign-open" && index.hash_key == "campaign_open_key" && index.range_key == "send_at" && index.projection_type == "ALL"
+    ])
+    error_message = "The campaign-open index must be keyed by campaign_open_key and send_at with projection ALL."
+  }
+
+  assert {
+    condition = (
+      contains([for a in aws_dynamodb_table.this.attribute : "${a.name}:${a.type}"], "campaign_open_key:S") &&
+      contains([for a in aws_dynamodb_table.this.attribute : "${a.name}:${a.type}"], "send_at:S")
+    )
+    error_message = "campaign_open_key and send_at are string attributes."
+  }
+
+  assert {
+    condition     = output.campaign_open_index_name == "campaign-open" && output.campaign_open_index_arn == "arn:aws:dynamodb:eu-central-1:111122223333:table/mock/index/campaign-open"
+    error_message = "The index ARN output must point at the campaign-open index of this table."
+  }
+}
+
 run "rejects_an_invalid_table_name" {
   command = plan
 

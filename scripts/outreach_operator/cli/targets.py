@@ -41,7 +41,8 @@ class Targets:
     """The resources a command may touch; ``None`` where neither Terraform nor a flag named one."""
 
     tasks_table: str | None = None
-    # Shards of the open-tasks index key: job and campaign creation and every open-task query use it.
+    # Shards of the open-tasks and campaign-open keys: job and campaign creation and every open-task
+    # query use it.
     open_index_shards: str | None = None
     scrape_queue_url: str | None = None
     scrape_dlq_url: str | None = None

@@ -154,10 +154,11 @@ def _delete_schedules(
 
 
 def _email_tasks(campaign_id: str, status: Status) -> list[Task]:
-    """The campaign's email tasks in an open ``status`` (a Query of the ``open-tasks`` index)."""
+    """The campaign's email tasks in an open ``status`` (its own keys of the ``campaign-open`` index:
+    no other campaign's email is read)."""
     return [
         task
-        for task in task_queries.job_tasks_with_status(campaign_id, status)
+        for task in task_queries.campaign_open_emails(campaign_id, status)
         if task.kind == Kind.EMAIL.value and task.email is not None
     ]
 

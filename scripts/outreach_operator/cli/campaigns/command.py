@@ -83,7 +83,7 @@ def check(ctx: click.Context, campaign_path: Path) -> None:
 def status(ctx: click.Context, campaign_id: str) -> None:
     """Per step: planned, statuses, sent, what SES said (delivered, bounced, complained, unsubscribed),
     what came back by mail (replied, auto replied, forwarded), and why emails failed or were cancelled
-    (from the counter shards and the open-tasks index, never a Scan)."""
+    (from the counter shards and the campaign-open index, never a Scan)."""
     campaign_status(session(ctx), campaign_id)
 
 

@@ -1,20 +1,22 @@
 """``campaign status``: per step what was planned, sent, what SES said of it and what came back by mail;
 why emails were not sent.
 
-Read from the campaign's counter shards and the ``open-tasks`` index, never from a Scan of the table
-(BatchGetItem of the shards, for the statuses, the events and the steps, and one Query). The shards
-give, each exact (moved in the transaction of the change they count): the campaign's emails per status,
-per step and status (``sent`` is Finished) and per step, status and reason group
-(``task_store.step_counts``; the reason group is the failure reason's text before its ``:`` when that is
-a name such as ``contact_stopped``, else ``other``), and the events per step
-(``task_store.email_event_counts``): SES's (delivered, bounced hard and soft, complained, unsubscribed,
-rejected, delayed, rendering failed) and the inbound processor's (replied, auto replied, forwarded),
-each counted once per email however often it came. The next send time is the earliest ``send_at`` of the
-campaign's Pending emails in the index. A campaign scheduled before the step counters existed has emails
-no step counts (``uncounted``, said beside the table). ``--json`` keeps every key it had and adds, per
-step, ``planned``, ``sent``, each event kind and ``cancelled_by_reason``, and ``events``. While emails
-are pending it also reads whether they can go out (``sending``: the configuration set's and the
-account's sending switches, and why nothing is sent when one is off).
+Read from the campaign's counter shards and the ``campaign-open`` index, never from a Scan of the table
+(BatchGetItem of the shards, for the statuses, the events and the steps, and one Query per shard of
+the campaign's own key). The shards give, each exact (moved in the transaction of the change they
+count): the campaign's emails per status, per step and status (``sent`` is Finished) and per step,
+status and reason group (``task_store.step_counts``; the reason group is the failure reason's text
+before its ``:`` when that is a name such as ``contact_stopped``, else ``other``), and the events per
+step (``task_store.email_event_counts``): SES's (delivered, bounced hard and soft, complained,
+unsubscribed, rejected, delayed, rendering failed) and the inbound processor's (replied, auto replied,
+forwarded), each counted once per email however often it came. The next send time is the earliest
+``send_at`` of the campaign's Pending emails in the index, one entry read a shard: what status reads
+does not grow with the campaign's size or with other campaigns' open emails. A campaign scheduled
+before the step counters existed has emails no step counts (``uncounted``, said beside the table).
+``--json`` keeps every key it had and adds, per step, ``planned``, ``sent``, each event kind and
+``cancelled_by_reason``, and ``events``. While emails are pending it also reads whether they can go
+out (``sending``: the configuration set's and the account's sending switches, and why nothing is sent
+when one is off).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from rich.console import Console
 
 from outreach import task_store
 from outreach.ses_send_errors import error_code
-from outreach.task_model import Kind, Status
+from outreach.task_model import Status
 from outreach_operator.cli.output import BadInput, Session, table
 from outreach_operator.cli.sending import sending_state, stop_alarm_names, why_nothing_is_sent
 
@@ -38,7 +40,7 @@ REPLY_EVENTS = ("replied", "auto_replied", "forwarded")
 
 
 def campaign_status(s: Session, campaign_id: str) -> None:
-    """The campaign's counters, events and email tasks (read once: a Scan of the table), emitted."""
+    """The campaign's counters and events (from its counter shards) and its next send time, emitted."""
     s.targets.require("tasks_table", "--table")
     row = task_store.get_job(campaign_id)
     counts = task_store.job_counts(campaign_id)
@@ -119,17 +121,11 @@ def campaign_status(s: Session, campaign_id: str) -> None:
 
 
 def _next_send_at(campaign_id: str) -> str | None:
-    """The earliest send time of the campaign's Pending emails (a Query of the ``open-tasks`` index,
-    each row's ``send_at`` only)."""
-    found = task_store.open_index_rows(
-        Kind.EMAIL,
-        Status.PENDING,
-        filter_expression="job_id = :job",
-        values={":job": campaign_id},
-        attributes=("send_at",),
-    )
-    times = [str(row["send_at"]) for row in found if "send_at" in row]
-    return min(times) if times else None
+    """The earliest send time of the campaign's Pending emails: a Query of each shard of the campaign's
+    key in the sparse ``campaign-open`` index, one entry each (``Limit`` 1, ascending ``send_at``), so
+    no other campaign's emails are read
+    (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-indexes-general-sparse-indexes.html)."""
+    return task_store.next_send_at(campaign_id)
 
 
 def _sending(s: Session) -> dict[str, Any]:
