@@ -127,11 +127,8 @@ run "the_tasks_table_planned_with_the_files_variables" {
     condition     = output.open_index_shards == 8
     error_message = "The shard count of the open-tasks key defaults to 8 (four creators at 1,737 tasks/s, one to spare)."
   }
-}
 
-run "sparse_campaign_open_index_on_campaign_open_key_and_send_at" {
-  command = plan
-
+  # sparse_campaign_open_index_on_campaign_open_key_and_send_at
   assert {
     condition = anytrue([
       for index in aws_dynamodb_table.this.global_secondary_index :
