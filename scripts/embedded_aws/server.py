@@ -21,6 +21,7 @@ from embedded_aws.cloudwatch_alarm_state import start_alarms_without_data
 from embedded_aws.dynamodb_indexed_query import query_one_partition
 from embedded_aws.dynamodb_partition_throttling import partition_throttling as throttled_partitions
 from embedded_aws.dynamodb_read_isolation import isolate_dynamodb_reads
+from embedded_aws.dynamodb_response_items import write_dynamodb_items_directly
 from embedded_aws.dynamodb_size_limits import enforce_dynamodb_size_limits
 from embedded_aws.dynamodb_transactions import make_transactions_atomic
 from embedded_aws.event_bus import support_event_pattern_rules
@@ -164,6 +165,7 @@ def embedded_aws(
     isolate_dynamodb_reads()
     query_one_partition()
     enforce_dynamodb_size_limits()
+    write_dynamodb_items_directly()
     support_message_move_tasks()
     keep_redrive_allow_policies()
     scan_queues_with_one_clock_read()
