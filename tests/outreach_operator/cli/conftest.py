@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from embedded_aws.dynamodb_response_items import write_dynamodb_items_directly
+from embedded_aws.dynamodb_update_names import remember_update_expression_parses
 from embedded_aws.dynamodb_size_limits import enforce_dynamodb_size_limits
 from embedded_aws.dynamodb_transactions import make_transactions_atomic
 from embedded_aws.service_quotas import support_list_service_quotas
@@ -50,6 +51,7 @@ def embedded_aws_behaviour() -> None:
     make_transactions_atomic()
     enforce_dynamodb_size_limits()
     write_dynamodb_items_directly()
+    remember_update_expression_parses()
     support_message_move_tasks()
     support_list_service_quotas()
 
