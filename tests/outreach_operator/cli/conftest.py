@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 from embedded_aws.dynamodb_response_items import write_dynamodb_items_directly
-from embedded_aws.dynamodb_update_names import remember_update_expression_parses
 from embedded_aws.dynamodb_size_limits import enforce_dynamodb_size_limits
 from embedded_aws.dynamodb_transactions import make_transactions_atomic
+from embedded_aws.dynamodb_update_names import remember_update_expression_parses
 from embedded_aws.service_quotas import support_list_service_quotas
 from embedded_aws.ses_account import report_ses_account, set_ses_account
 from embedded_aws.ses_v2 import support_ses_v2
