@@ -22,6 +22,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from embedded_aws import dynamodb_plain_updates
 from embedded_aws.dynamodb_transactions import WRITE_LOCK
 
 _PATCHED = "__outreach_copy_on_write__"
@@ -51,13 +52,11 @@ def _copy_on_write(update_item: Callable[..., Any]) -> Callable[..., Any]:
             _store_copy(self, table_name, key)
             return update_item(self, table_name, key, *args, **kwargs)
 
-    setattr(wrapper, _PATCHED, True)
     return wrapper
 
 
 def isolate_dynamodb_reads() -> None:
-    """Make moto's UpdateItem change a copy of the stored item (idempotent)."""
-    from moto.dynamodb.models import DynamoDBBackend
-
-    if not getattr(DynamoDBBackend.update_item, _PATCHED, False):
-        DynamoDBBackend.update_item = _copy_on_write(DynamoDBBackend.update_item)  # type: ignore[method-assign]
+    """Make moto's UpdateItem change a copy of the stored item (idempotent). A plain update
+    (``dynamodb_plain_updates``) stores a new item by itself; only the updates moto applies are
+    copied first."""
+    dynamodb_plain_updates.wrap_fallback(_PATCHED, _copy_on_write)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from embedded_aws import dynamodb_plain_updates
 from embedded_aws.locked_methods import hold_lock
 
 # Held by every write (and by dynamodb_size_limits while it sizes a write), so a write is checked and
@@ -112,6 +113,8 @@ def make_transactions_atomic() -> None:
 
     if getattr(DynamoDBBackend.transact_write_items, _PATCHED, False):
         return
+    # Innermost: the lock (and the size limits, installed after this) wrap the plain updates.
+    dynamodb_plain_updates.install()
     hold_lock(DynamoDBBackend, ("put_item", "update_item", "delete_item"), WRITE_LOCK)
     setattr(transact_write_items, _PATCHED, True)
     DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]

@@ -22,8 +22,10 @@ from embedded_aws.cloudwatch_alarm_state import start_alarms_without_data
 from embedded_aws.dynamodb_indexed_query import query_one_partition
 from embedded_aws.dynamodb_partition_throttling import partition_throttling as throttled_partitions
 from embedded_aws.dynamodb_read_isolation import isolate_dynamodb_reads
+from embedded_aws.dynamodb_response_items import write_dynamodb_items_directly
 from embedded_aws.dynamodb_size_limits import enforce_dynamodb_size_limits
 from embedded_aws.dynamodb_transactions import make_transactions_atomic
+from embedded_aws.dynamodb_update_names import remember_update_expression_parses
 from embedded_aws.event_bus import support_event_pattern_rules
 from embedded_aws.filter_validation import refuse_invalid_filter_patterns
 from embedded_aws.kms_hmac_keys import support_hmac_keys
@@ -178,6 +180,8 @@ def embedded_aws(
     isolate_dynamodb_reads()
     query_one_partition()
     enforce_dynamodb_size_limits()
+    write_dynamodb_items_directly()
+    remember_update_expression_parses()
     support_message_move_tasks()
     keep_redrive_allow_policies()
     scan_queues_with_one_clock_read()

@@ -19,8 +19,10 @@ from moto import mock_aws
 from moto.dynamodb.models import dynamodb_backends
 
 from embedded_aws.dynamodb_indexed_query import query_one_partition
+from embedded_aws.dynamodb_response_items import write_dynamodb_items_directly
 from embedded_aws.dynamodb_size_limits import enforce_dynamodb_size_limits
 from embedded_aws.dynamodb_transactions import make_transactions_atomic
+from embedded_aws.dynamodb_update_names import remember_update_expression_parses
 from embedded_aws.sqs_queue_scans import scan_queues_with_one_clock_read
 from outreach import clients, clock
 from outreach_dev import function_env
@@ -114,6 +116,8 @@ def sandbox(prefix: str = "bench", *, extra_env: dict[str, str] | None = None) -
     """A fresh in-process AWS with the pipeline's resources, the handlers pointed at it."""
     make_transactions_atomic()
     enforce_dynamodb_size_limits()
+    write_dynamodb_items_directly()
+    remember_update_expression_parses()
     scan_queues_with_one_clock_read()
     query_one_partition()
     # Every function's settings at the modules' defaults; the scrape reconciler's thresholds win over

@@ -12,8 +12,10 @@ import boto3
 import pytest
 from click.testing import CliRunner, Result
 
+from embedded_aws.dynamodb_response_items import write_dynamodb_items_directly
 from embedded_aws.dynamodb_size_limits import enforce_dynamodb_size_limits
 from embedded_aws.dynamodb_transactions import make_transactions_atomic
+from embedded_aws.dynamodb_update_names import remember_update_expression_parses
 from embedded_aws.service_quotas import support_list_service_quotas
 from embedded_aws.ses_account import report_ses_account, set_ses_account
 from embedded_aws.ses_v2 import support_ses_v2
@@ -44,10 +46,12 @@ def target_flags(resources: Resources) -> list[str]:
 
 @pytest.fixture(autouse=True, scope="session")
 def embedded_aws_behaviour() -> None:
-    """moto as the embedded AWS runs it: transactions without whole-table copies, SQS message moves,
-    ListServiceQuotas."""
+    """moto as the embedded AWS runs it: transactions without whole-table copies, items written out
+    directly in responses, SQS message moves, ListServiceQuotas."""
     make_transactions_atomic()
     enforce_dynamodb_size_limits()
+    write_dynamodb_items_directly()
+    remember_update_expression_parses()
     support_message_move_tasks()
     support_list_service_quotas()
 
