@@ -134,7 +134,8 @@ def _apply_plain(
 ) -> Any:
     from moto.dynamodb.comparisons import create_condition_expression_parser
     from moto.dynamodb.exceptions import ConditionalCheckFailed, ItemSizeToUpdateTooLarge
-    from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict, bytesize
+    from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
+    from moto.dynamodb.models.utilities import bytesize
 
     sets, removes, adds = plan(expression, names, values)
     table = backend.get_table(table_name)
@@ -161,7 +162,11 @@ def _apply_plain(
         if "N" not in value or (current is not None and current.type != "N"):
             raise _NotPlain
     if condition:
-        check = create_condition_expression_parser(condition, names, values).parse()
+        check = create_condition_expression_parser(
+            condition,
+            None if names is None else dict(names),
+            None if values is None else dict(values),
+        ).parse()
         if not check.expr(item):
             raise ConditionalCheckFailed
     new = LimitedSizeDict.__new__(LimitedSizeDict)
@@ -181,7 +186,7 @@ def _apply_plain(
             raise ItemSizeToUpdateTooLarge()
     # A new stored item (copy-on-write, as dynamodb_read_isolation makes moto's updates): a read
     # holding the old one reads it unchanged, and it is the stream record's old image as it is.
-    after = Item.__new__(Item)
+    after: Any = Item.__new__(Item)
     after.hash_key, after.range_key, after.attrs = item.hash_key, item.range_key, new
     if range_value is not None:
         table.items[item.hash_key][range_value] = after

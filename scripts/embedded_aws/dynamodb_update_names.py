@@ -19,6 +19,7 @@ own parse, whose tree the validator then changes, is moto's, unchanged.
 from __future__ import annotations
 
 import functools
+import importlib
 from typing import Any
 
 _REMEMBERED = 4096
@@ -27,8 +28,10 @@ _PATCHED = "__outreach_remembered_update_parse__"
 
 def remember_update_expression_parses() -> None:
     """Make moto's DynamoDB response layer parse each UpdateExpression text once (idempotent)."""
-    from moto.dynamodb import responses
-    from moto.dynamodb.parsing.expressions import UpdateExpressionParser  # type: ignore[attr-defined]
+    # moto's response layer imports the parser without exporting it: both are reached as modules.
+    responses: Any = importlib.import_module("moto.dynamodb.responses")
+    parsing: Any = importlib.import_module("moto.dynamodb.parsing.expressions")
+    UpdateExpressionParser = parsing.UpdateExpressionParser
 
     if getattr(responses.UpdateExpressionParser, _PATCHED, False):
         return
@@ -45,4 +48,4 @@ def remember_update_expression_parses() -> None:
             return parsed(expression_str)
 
     setattr(RememberingParser, _PATCHED, True)
-    responses.UpdateExpressionParser = RememberingParser  # type: ignore[attr-defined]
+    responses.UpdateExpressionParser = RememberingParser

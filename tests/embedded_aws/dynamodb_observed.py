@@ -75,7 +75,7 @@ def _without_metadata(response: dict[str, Any]) -> dict[str, Any]:
 
 
 def _stream() -> list[dict[str, Any]]:
-    table = dynamodb_backends[ACCOUNT][REGION].get_table(TABLE)
+    table: Any = dynamodb_backends[ACCOUNT][REGION].get_table(TABLE)
     records = [record.to_json() for record in table.stream_shard.items]
     # The record's id and creation time differ from run to run, and so does its size, which moto takes
     # of the record's JSON, creation time included; everything else is compared, in order.
@@ -102,7 +102,7 @@ def observe(requests: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
             try:
                 outcomes.append(_without_metadata(call(**params)))
             except ClientError as error:
-                outcomes.append({"error": error.response["Error"], **_without_metadata(error.response)})
+                outcomes.append({"error": error.response["Error"], **_without_metadata(dict(error.response))})
         dynamodb.meta.events.unregister("after-call.dynamodb", keep_body)
         rows = sorted(
             dynamodb.scan(TableName=TABLE, ConsistentRead=True)["Items"], key=lambda i: i["pk"]["S"]

@@ -63,7 +63,7 @@ def _item(dynamodb: Any) -> dict[str, Any]:
 
 
 def _stream(dynamodb: Any) -> list[dict[str, Any]]:
-    table = dynamodb_backends[ACCOUNT][REGION].get_table("t")
+    table: Any = dynamodb_backends[ACCOUNT][REGION].get_table("t")
     return [record.to_json()["dynamodb"] for record in table.stream_shard.items]
 
 

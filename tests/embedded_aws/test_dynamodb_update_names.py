@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import pytest
-from moto.dynamodb import responses
-from moto.dynamodb.parsing import expressions
 
 from embedded_aws.dynamodb_update_names import remember_update_expression_parses
 from tests.embedded_aws.dynamodb_observed import TABLE, observe
+
+# moto's response layer imports the parser without exporting it: both are reached as modules.
+moto_responses: Any = importlib.import_module("moto.dynamodb.responses")
+expressions: Any = importlib.import_module("moto.dynamodb.parsing.expressions")
 
 
 def _update(key: str, expression: str, values: dict[str, Any], **more: Any) -> dict[str, Any]:
@@ -54,7 +57,7 @@ def test_a_remembered_parse_answers_and_refuses_as_moto_s_parse_does(
     remember_update_expression_parses()
     remembered = observe(requests)
     with monkeypatch.context() as parsing:
-        parsing.setattr(responses, "UpdateExpressionParser", expressions.UpdateExpressionParser)
+        parsing.setattr(moto_responses, "UpdateExpressionParser", expressions.UpdateExpressionParser)
         parsed = observe(requests)
     assert remembered == parsed
     assert remembered["outcomes"]
@@ -63,7 +66,7 @@ def test_a_remembered_parse_answers_and_refuses_as_moto_s_parse_does(
 def test_the_request_checks_parse_an_expression_text_once() -> None:
     remember_update_expression_parses()
     expression = "SET #s = :s, once_only = :r REMOVE open_key"
-    first = responses.UpdateExpressionParser.make(expression)
-    assert responses.UpdateExpressionParser.make(expression) is first
+    first = moto_responses.UpdateExpressionParser.make(expression)
+    assert moto_responses.UpdateExpressionParser.make(expression) is first
     # The backend's parser, whose tree moto's validator changes, still parses afresh.
     assert expressions.UpdateExpressionParser.make(expression) is not first
