@@ -2,7 +2,8 @@
 
 - ``items``: attribute values, and the one paginated reader (Query, Scan, BatchGetItem) every read of
   the table goes through.
-- ``counters``: a job's tasks per status, in shards moved in the same transaction as the status.
+- ``counters``: a job's tasks per status (and per step and reason group, with each group's first
+  failed task), in shards moved in the same transaction as the status.
 - ``creation`` and ``job_rows``: a job's Pending tasks, created once, and the job's own row.
 - ``rules`` and ``transitions``: the declared rule of each verb, and the verbs applying them;
   ``transitions_batched``: one rule applied to many tasks in few transactions (an operator's cancel).
@@ -23,10 +24,12 @@ from outreach.task_store.campaign_open import (
 )
 from outreach.task_store.counters import (
     COUNTER_SHARDS,
+    FailureCounts,
     StepCounts,
     counter_key,
     counter_shard,
     counter_update,
+    failure_counts,
     job_counts,
     reason_group,
     step_counter,
@@ -108,6 +111,7 @@ __all__ = [
     "TERMINAL_RETENTION_SECONDS",
     "BatchOutcome",
     "EmailEvent",
+    "FailureCounts",
     "Holder",
     "IndexRead",
     "JobCreation",
@@ -139,6 +143,7 @@ __all__ = [
     "fail_after_attempts",
     "fail_malformed",
     "fail_stale",
+    "failure_counts",
     "finish",
     "finish_email",
     "from_item",

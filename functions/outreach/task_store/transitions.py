@@ -27,7 +27,7 @@ from outreach.task_model import (
     shard_of,
 )
 from outreach.task_store.campaign_open import CAMPAIGN_OPEN_KEY, campaign_key_fields
-from outreach.task_store.counters import counter_shard, counter_update, email_deltas
+from outreach.task_store.counters import counter_shard, counter_update, first_failures, task_deltas
 from outreach.task_store.items import is_condition_failure, to_av, to_avs
 from outreach.task_store.reads import get_task
 from outreach.task_store.rules import MAY_HAVE_BEEN_SENT, RULES, Holder, Rule, bound_values, holder_condition
@@ -76,10 +76,12 @@ class _Seen:
 
     def deltas(self, status: Status, to: Status, fields: Mapping[str, Any]) -> dict[str, int]:
         """What moving from ``status`` to ``to`` (setting ``fields``) adds to the task's counter shard."""
-        if self.step is None:
-            return {status.value: -1, to.value: 1}
         after = fields.get("failure_reason", self.failure_reason)
-        return email_deltas(self.step, status, to, reason_before=self.failure_reason, reason_after=after)
+        return task_deltas(self.step, status, to, reason_before=self.failure_reason, reason_after=after)
+
+    def firsts(self, to: Status, fields: Mapping[str, Any]) -> dict[str, str]:
+        """The example of its reason group the move offers the shard (entering Failed)."""
+        return first_failures(self.task_id, to, fields.get("failure_reason", self.failure_reason))
 
 
 def _refused(rule: Rule, seen: _Seen, status: Status) -> bool:
@@ -110,10 +112,9 @@ def apply(
             return
         actions = [cast("TransactWriteItemTypeDef", {"Update": update})]
         if rule.to is not status and seen.job_id is not None:
-            deltas = seen.deltas(status, rule.to, fields or {})
-            actions.append(
-                counter_update(update["TableName"], seen.job_id, counter_shard(seen.task_id), deltas)
-            )
+            deltas, firsts = seen.deltas(status, rule.to, fields or {}), seen.firsts(rule.to, fields or {})
+            shard = counter_shard(seen.task_id)
+            actions.append(counter_update(update["TableName"], seen.job_id, shard, deltas, firsts))
         clients.dynamodb().transact_write_items(TransactItems=actions)
     except ClientError as exc:
         if is_condition_failure(exc):

@@ -81,7 +81,8 @@ def apply_batched(
                 continue
             if status is rule.to or task.job_id is None:
                 raise ValueError(f"{rule.verb} of {task.task_id} changes no counted status")
-            pending.append(_Pending(task, update, seen.deltas(status, rule.to, given)))
+            deltas, firsts = seen.deltas(status, rule.to, given), seen.firsts(rule.to, given)
+            pending.append(_Pending(task, update, deltas, firsts))
         written = _write(table, pending, outcome)
         outcome.applied.extend(written)
         if written and on_written is not None:
@@ -101,11 +102,12 @@ def _chunks(tasks: Sequence[Task]) -> Iterator[list[Task]]:
 
 @dataclass(frozen=True)
 class _Pending:
-    """A task's ``Update`` and what it adds to its counter shard."""
+    """A task's ``Update``, what it adds to its counter shard and the examples it offers it."""
 
     task: Task
     update: dict[str, Any]
     deltas: Mapping[str, int]
+    firsts: Mapping[str, str]
 
 
 def _write(table: str, pending: list[_Pending], outcome: BatchOutcome) -> list[str]:
@@ -117,9 +119,12 @@ def _write(table: str, pending: list[_Pending], outcome: BatchOutcome) -> list[s
         assert first.job_id is not None
         actions = [cast("TransactWriteItemTypeDef", {"Update": entry.update}) for entry in pending]
         deltas: Counter[str] = Counter()
+        firsts: dict[str, str] = {}
         for entry in pending:
             deltas.update(entry.deltas)
-        actions.append(counter_update(table, first.job_id, counter_shard(first.task_id), deltas))
+            firsts = {**entry.firsts, **firsts}  # the first task of the transaction for each group
+        shard = counter_shard(first.task_id)
+        actions.append(counter_update(table, first.job_id, shard, deltas, firsts))
         try:
             clients.dynamodb().transact_write_items(TransactItems=actions)
         except ClientError as exc:

@@ -20,7 +20,9 @@ class FailureGroup:
     reason: str
     count: int
     example_url: str | None
-    example_task: str
+    example_task: str | None
+    """The first task that failed for the reason and is still Failed (``None``: every example a shard
+    kept was requeued since)."""
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -59,7 +61,9 @@ def failures_renderable(groups: Sequence[FailureGroup]) -> RenderableType:
     for column in ("reason", "tasks", "example url"):
         grid.add_column(column, overflow="fold")
     for group in groups:
-        grid.add_row(group.reason, f"{group.count:,}", group.example_url or group.example_task)
+        grid.add_row(
+            group.reason, f"{group.count:,}", group.example_url or group.example_task or "(requeued)"
+        )
     return grid
 
 

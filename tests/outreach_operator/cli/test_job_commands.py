@@ -5,7 +5,9 @@ from __future__ import annotations
 import csv
 import json
 import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import boto3
 import pytest
@@ -21,6 +23,8 @@ from tests.outreach_operator.cli.conftest import (
     claim_task,
     fail_task,
     finish_task,
+    hook_clients,
+    unhook_clients,
 )
 from tests.support.aws import REGION, Resources
 from tests.support.email import planned
@@ -121,19 +125,92 @@ def test_job_status_gives_counts_progress_and_failures_grouped_by_reason_with_an
     report = as_json(run("--json", "job", "status", "j4"))
     assert report["counts"] == {"Pending": 1, "Running": 1, "Finished": 1, "Failed": 3, "Cancelled": 0}
     assert (report["total"], report["terminal"], report["open"], report["done"]) == (6, 4, 2, False)
-    example = min(ids[1], ids[2])
     assert report["failures"] == [
-        {
-            "reason": "http_status",
-            "count": 2,
-            "example_url": urls[ids.index(example)] + "/",
-            "example_task": example,
-        },
+        {"reason": "http_status", "count": 2, "example_url": "https://s1.example/", "example_task": ids[1]},
         {"reason": "not_html", "count": 1, "example_url": "https://s3.example/", "example_task": ids[3]},
     ]
+    assert report["failures_uncounted"] == 0
     human = run("job", "status", "j4")
     assert human.exit_code == 0
     assert "Failed 3" in human.stdout and "http_status" in human.stdout
+
+
+@pytest.fixture
+def items_read() -> Iterator[list[int]]:
+    """Items DynamoDB reads from here on, call by call: a Query's or Scan's ``ScannedCount``, the rows
+    a BatchGetItem or GetItem returns."""
+    seen: list[int] = []
+
+    def record(model: Any, parsed: Any, **_: Any) -> None:
+        if model.name in ("Query", "Scan"):
+            seen.append(int(parsed.get("ScannedCount", 0)))
+        elif model.name == "BatchGetItem":
+            seen.append(sum(len(rows) for rows in parsed.get("Responses", {}).values()))
+        elif model.name == "GetItem":
+            seen.append(1 if "Item" in parsed else 0)
+
+    hook_clients("after-call.dynamodb.*", record, "test-items-read")
+    yield seen
+    unhook_clients("after-call.dynamodb.*", "test-items-read")
+
+
+def test_job_status_failure_groups_come_from_the_counters_and_read_the_same_items_beside_another_failing_job(
+    run: Run, resources: Resources, calls: list[str], items_read: list[int]
+) -> None:
+    urls = [f"https://j5-{n}.example" for n in range(4)]
+    ids = _ids("j5", urls)
+    task_store.create_scrape_job("j5", urls)
+    fail_task(ids[2], "dns_not_found: no address")
+    fail_task(ids[0], "dns_not_found: no address")
+    fail_task(ids[1], "timeout: read timed out")
+    expected = [
+        {"reason": "dns_not_found", "count": 2, "example_url": urls[2] + "/", "example_task": ids[2]},
+        {"reason": "timeout", "count": 1, "example_url": urls[1] + "/", "example_task": ids[1]},
+    ]
+    calls.clear()
+    items_read.clear()
+    assert as_json(run("--json", "job", "status", "j5"))["failures"] == expected
+    alone = sum(items_read)
+    assert "dynamodb:Scan" not in calls
+
+    others = [f"https://other-{n}.example" for n in range(30)]
+    task_store.create_scrape_job("other", others)
+    for task_id in _ids("other", others):
+        fail_task(task_id, "dns_not_found: no address")
+    calls.clear()
+    items_read.clear()
+    assert as_json(run("--json", "job", "status", "j5"))["failures"] == expected
+    assert sum(items_read) == alone
+    assert "dynamodb:Scan" not in calls
+
+
+def test_job_status_leaves_a_requeued_failed_task_out_of_its_group_and_shows_the_next_first_failed(
+    run: Run, resources: Resources
+) -> None:
+    urls = [f"https://j6-{n}.example" for n in range(20)]
+    ids = _ids("j6", urls)
+    task_store.create_scrape_job("j6", urls)
+    first = ids[0]
+    # The next to fail counts in another shard, the one after in the first's shard.
+    second = next(t for t in ids if task_store.counter_shard(t) != task_store.counter_shard(first))
+    third = next(t for t in ids[1:] if task_store.counter_shard(t) == task_store.counter_shard(first))
+    for task_id in (first, second, third):
+        fail_task(task_id, "tls_certificate: certificate has expired")
+    assert as_json(run("--json", "job", "status", "j6"))["failures"][0]["example_task"] == first
+
+    done = run("--json", "task", "requeue", first, "--reason", "certificate renewed")
+    assert done.exit_code == 0, done.output
+    report = as_json(run("--json", "job", "status", "j6"))
+    assert report["counts"]["Failed"] == 2 and report["counts"]["Pending"] == 18
+    assert report["failures"] == [
+        {
+            "reason": "tls_certificate",
+            "count": 2,
+            "example_url": urls[ids.index(second)] + "/",
+            "example_task": second,
+        }
+    ]
+    assert report["failures_uncounted"] == 0
 
 
 def test_job_status_of_an_unknown_job_is_bad_input(run: Run) -> None:
