@@ -53,8 +53,9 @@ CLOCK_SCALE = 10.0
 FAST_KINDS = ("normal", "redirect", "missing", "gone", "binary", "oversized")
 # Sites of each hostile kind, added after the generated ones (test_hostile_sites.py).
 HOSTILE_COPIES = 1
-# Building the zips and applying the local root, once per package: about 75 s on a quiet machine,
-# several times that beside CPU hogs. It is bounded on its own, so that no scenario's timeout pays it.
+# Building the zips and applying the local root, once per stack (tests/e2e/stacks.py): about 75 s on
+# a quiet machine, several times that beside CPU hogs. It is bounded on its own, so that no
+# scenario's timeout pays it.
 STACK_START_BUDGET_SECONDS = 900
 PACKAGE = Path(__file__).parent
 

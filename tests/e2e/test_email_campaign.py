@@ -22,9 +22,10 @@ from outreach import email_schedules, task_store
 from outreach.email_task import EmailMessage, PlannedEmail
 from outreach.task_model import Kind
 from tests.e2e.conftest import E2E
+from tests.e2e.stacks import SECOND_STACK
 
 # Its own waits allow the 1,000 emails 1,200 s on a loaded machine; the suite's 300 s would cut them short.
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500), SECOND_STACK]
 
 RECIPIENTS = 500
 CAMPAIGN = "campaign-e2e"

@@ -39,8 +39,9 @@ from outreach_dev.local_campaign import (
 )
 from outreach_dev.local_run import outreach_command
 from tests.e2e.conftest import E2E
+from tests.e2e.stacks import SECOND_STACK
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500), SECOND_STACK]
 
 RECIPIENTS = 500
 CAMPAIGN = "campaign-listening"

@@ -14,6 +14,9 @@ import time
 from embedded_aws.faults import Faults
 from outreach_dev.local_run import outreach_command
 from tests.e2e.conftest import E2E, virtual_elapsed
+from tests.e2e.stacks import SECOND_STACK
+
+pytestmark = SECOND_STACK
 
 
 def test_failures_replay_heals_the_tasks_of_a_poison_stream_record(e2e: E2E, faults: Faults) -> None:

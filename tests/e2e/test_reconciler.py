@@ -14,6 +14,9 @@ from typing import Any
 
 from embedded_aws.faults import Faults
 from tests.e2e.conftest import E2E, epoch, virtual_elapsed
+from tests.e2e.stacks import SECOND_STACK
+
+pytestmark = SECOND_STACK
 
 
 def test_a_worker_crash_whose_message_is_lost_is_requeued_by_the_reconciler_and_finishes_once(

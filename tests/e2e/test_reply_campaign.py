@@ -52,7 +52,10 @@ from tests.e2e.reply_status import (
     json_command,
     step_rows,
 )
+from tests.e2e.stacks import SECOND_STACK
 from tests.support import inbound_mail
+
+pytestmark = SECOND_STACK
 
 CAMPAIGN = "campaign-replies"
 OWNER = "owner@outreach.test"

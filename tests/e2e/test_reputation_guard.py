@@ -33,8 +33,9 @@ from outreach.sequence_rules import SequenceRules
 from outreach.task_model import Kind
 from outreach_dev.local_run import outreach_command
 from tests.e2e.conftest import E2E
+from tests.e2e.stacks import SECOND_STACK
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500), SECOND_STACK]
 
 CAMPAIGN = "campaign-reputation-guard"
 RECIPIENTS = 100

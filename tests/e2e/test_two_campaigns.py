@@ -27,10 +27,11 @@ from outreach.sequence_rules import SequenceRules
 from outreach.task_model import Kind
 from outreach_dev.local_campaign import PLANNING_ALLOWANCE_SECONDS
 from tests.e2e.conftest import E2E, epoch
+from tests.e2e.stacks import SECOND_STACK
 
 # The scenario spans the gap (900 virtual s) plus a follow-up: well inside the suite's timeout when the
 # clock skips idle minutes; a loaded machine gets room.
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.timeout(600), SECOND_STACK]
 
 CAMPAIGNS = ("two-campaigns-a", "two-campaigns-b")
 RECIPIENTS = 30

@@ -6,6 +6,9 @@ import time
 
 from embedded_aws.faults import Faults
 from tests.e2e.conftest import E2E, virtual_elapsed
+from tests.e2e.stacks import SECOND_STACK
+
+pytestmark = SECOND_STACK
 
 
 def test_a_scraper_killed_mid_task_is_healed_by_redelivery_and_finishes_once(
