@@ -65,22 +65,18 @@ run "the_alarm_topic_planned_with_the_files_variables" {
   }
 }
 
-run "rejects_a_malformed_address" {
+run "each_refused_input_fails_its_own_validation" {
   command = plan
 
   variables {
+    # rejects_a_malformed_address
     email_endpoints = ["not-an-address"]
-  }
-
-  expect_failures = [var.email_endpoints]
-}
-
-run "rejects_a_deletion_window_below_7_days" {
-  command = plan
-
-  variables {
+    # rejects_a_deletion_window_below_7_days
     key_deletion_window_days = 6
   }
 
-  expect_failures = [var.key_deletion_window_days]
+  expect_failures = [
+    var.email_endpoints,
+    var.key_deletion_window_days,
+  ]
 }

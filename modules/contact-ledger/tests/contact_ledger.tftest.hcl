@@ -72,22 +72,18 @@ run "a_caller_may_name_its_own_key_and_turn_deletion_protection_off" {
   }
 }
 
-run "rejects_an_invalid_table_name" {
+run "each_refused_input_fails_its_own_validation" {
   command = plan
 
   variables {
+    # rejects_an_invalid_table_name
     name = "no spaces allowed"
-  }
-
-  expect_failures = [var.name]
-}
-
-run "rejects_a_key_that_is_not_a_kms_key_arn" {
-  command = plan
-
-  variables {
+    # rejects_a_key_that_is_not_a_kms_key_arn
     kms_key_arn = "alias/aws/dynamodb"
   }
 
-  expect_failures = [var.kms_key_arn]
+  expect_failures = [
+    var.name,
+    var.kms_key_arn,
+  ]
 }

@@ -110,72 +110,43 @@ run "without_redrive_sources_there_is_no_redrive_allow_policy" {
   }
 }
 
-run "rejects_a_name_sqs_refuses" {
+run "each_refused_input_fails_its_own_validation_1" {
   command = plan
 
   variables {
+    # rejects_a_name_sqs_refuses
     name = "outreach-test.dlq"
-  }
-
-  expect_failures = [var.name]
-}
-
-run "rejects_a_name_longer_than_80_characters" {
-  command = plan
-
-  variables {
-    name = "outreach-test-${join("", [for i in range(70) : "x"])}"
-  }
-
-  expect_failures = [var.name]
-}
-
-run "rejects_a_retention_under_a_minute" {
-  command = plan
-
-  variables {
+    # rejects_a_retention_under_a_minute
     message_retention_seconds = 59
-  }
-
-  expect_failures = [var.message_retention_seconds]
-}
-
-run "rejects_a_retention_over_14_days" {
-  command = plan
-
-  variables {
-    message_retention_seconds = 1209601
-  }
-
-  expect_failures = [var.message_retention_seconds]
-}
-
-run "rejects_more_than_10_redrive_sources" {
-  command = plan
-
-  variables {
+    # rejects_more_than_10_redrive_sources
     redrive_source_queue_arns = [for i in range(11) : "arn:aws:sqs:eu-central-1:111122223333:outreach-test-q${i}"]
-  }
-
-  expect_failures = [var.redrive_source_queue_arns]
-}
-
-run "rejects_a_redrive_source_that_is_no_queue_arn" {
-  command = plan
-
-  variables {
-    redrive_source_queue_arns = ["outreach-test-scrape"]
-  }
-
-  expect_failures = [var.redrive_source_queue_arns]
-}
-
-run "rejects_an_alarm_description_over_1024_characters" {
-  command = plan
-
-  variables {
+    # rejects_an_alarm_description_over_1024_characters
     alarm_description = "${join("", [for i in range(1000) : "x"])}${join("", [for i in range(25) : "x"])}"
   }
 
-  expect_failures = [var.alarm_description]
+  expect_failures = [
+    var.name,
+    var.message_retention_seconds,
+    var.redrive_source_queue_arns,
+    var.alarm_description,
+  ]
+}
+
+run "each_refused_input_fails_its_own_validation_2" {
+  command = plan
+
+  variables {
+    # rejects_a_name_longer_than_80_characters
+    name = "outreach-test-${join("", [for i in range(70) : "x"])}"
+    # rejects_a_retention_over_14_days
+    message_retention_seconds = 1209601
+    # rejects_a_redrive_source_that_is_no_queue_arn
+    redrive_source_queue_arns = ["outreach-test-scrape"]
+  }
+
+  expect_failures = [
+    var.name,
+    var.message_retention_seconds,
+    var.redrive_source_queue_arns,
+  ]
 }

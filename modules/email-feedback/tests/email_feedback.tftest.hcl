@@ -368,93 +368,60 @@ run "the_soft_bounce_limit_can_be_set" {
   }
 }
 
-run "a_soft_bounce_limit_of_zero_is_refused" {
+run "each_refused_input_fails_its_own_validation_1" {
   command = plan
 
   variables {
+    # a_soft_bounce_limit_of_zero_is_refused
     soft_bounce_limit = 0
-  }
-
-  expect_failures = [var.soft_bounce_limit]
-}
-
-run "a_fractional_soft_bounce_limit_is_refused" {
-  command = plan
-
-  variables {
-    soft_bounce_limit = 2.5
-  }
-
-  expect_failures = [var.soft_bounce_limit]
-}
-
-run "a_visibility_timeout_under_six_consumer_timeouts_is_refused" {
-  command = plan
-
-  variables {
+    # a_visibility_timeout_under_six_consumer_timeouts_is_refused
     queue    = { visibility_timeout_seconds = 300 }
     consumer = { timeout_seconds = 60 }
-  }
-
-  expect_failures = [var.queue]
-}
-
-run "a_dlq_that_keeps_messages_no_longer_than_the_queue_is_refused" {
-  command = plan
-
-  variables {
-    queue = { message_retention_seconds = 1209600, dlq_message_retention_seconds = 1209600 }
-  }
-
-  expect_failures = [var.queue]
-}
-
-run "a_mapping_concurrency_above_the_consumers_reservation_is_refused" {
-  command = plan
-
-  variables {
-    mapping = { maximum_concurrency = 6 }
-  }
-
-  expect_failures = [var.mapping]
-}
-
-run "a_batch_of_more_than_ten_without_a_window_is_refused" {
-  command = plan
-
-  variables {
-    mapping = { batch_size = 11 }
-  }
-
-  expect_failures = [var.mapping]
-}
-
-run "an_unsubscribe_reservation_of_zero_is_refused" {
-  command = plan
-
-  variables {
+    # an_unsubscribe_reservation_of_zero_is_refused
     unsubscribe = { reserved_concurrency = 0 }
-  }
-
-  expect_failures = [var.unsubscribe]
-}
-
-run "a_key_deletion_window_outside_7_to_30_days_is_refused" {
-  command = plan
-
-  variables {
+    # a_key_deletion_window_outside_7_to_30_days_is_refused
     unsubscribe_key_deletion_window_days = 6
-  }
-
-  expect_failures = [var.unsubscribe_key_deletion_window_days]
-}
-
-run "a_configuration_set_name_with_a_space_is_refused" {
-  command = plan
-
-  variables {
+    # a_configuration_set_name_with_a_space_is_refused
     configuration_set_name = "outreach test"
   }
 
-  expect_failures = [var.configuration_set_name]
+  expect_failures = [
+    var.soft_bounce_limit,
+    var.queue,
+    var.unsubscribe,
+    var.unsubscribe_key_deletion_window_days,
+    var.configuration_set_name,
+  ]
+}
+
+run "each_refused_input_fails_its_own_validation_2" {
+  command = plan
+
+  variables {
+    # a_fractional_soft_bounce_limit_is_refused
+    soft_bounce_limit = 2.5
+    # a_dlq_that_keeps_messages_no_longer_than_the_queue_is_refused
+    queue = { message_retention_seconds = 1209600, dlq_message_retention_seconds = 1209600 }
+    # a_mapping_concurrency_above_the_consumers_reservation_is_refused
+    mapping = { maximum_concurrency = 6 }
+  }
+
+  expect_failures = [
+    var.soft_bounce_limit,
+    var.queue,
+    var.mapping,
+  ]
+}
+
+run "each_refused_input_fails_its_own_validation_3" {
+  command = plan
+
+  variables {
+    # a_batch_of_more_than_ten_without_a_window_is_refused
+    mapping = { batch_size = 11 }
+  }
+
+  expect_failures = [
+    var.mapping,
+  ]
 }

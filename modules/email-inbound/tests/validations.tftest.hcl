@@ -45,142 +45,75 @@ variables {
 
 # ---- validations ------------------------------------------------------------------------------------------
 
-run "a_region_without_email_receiving_is_refused" {
+run "each_refused_input_fails_its_own_validation_1" {
   command = plan
 
   variables {
+    # a_region_without_email_receiving_is_refused
     receiving_region = "eu-south-1"
-  }
-
-  expect_failures = [var.receiving_region]
-}
-
-run "a_reply_domain_that_is_no_domain_is_refused" {
-  command = plan
-
-  variables {
+    # a_reply_domain_that_is_no_domain_is_refused
     reply_domain = "Reply Example"
-  }
-
-  expect_failures = [var.reply_domain]
-}
-
-run "an_unmatched_mailbox_on_the_reply_domain_is_refused" {
-  command = plan
-
-  variables {
-    unmatched_forward_to = "Sales@Reply.Example.com"
-  }
-
-  expect_failures = [var.unmatched_forward_to]
-}
-
-run "an_unmatched_mailbox_that_is_no_address_is_refused" {
-  command = plan
-
-  variables {
-    unmatched_forward_to = "sales team"
-  }
-
-  expect_failures = [var.unmatched_forward_to]
-}
-
-run "a_forwarder_named_like_the_unsubscribe_mailbox_is_refused" {
-  command = plan
-
-  variables {
+    # a_forwarder_named_like_the_unsubscribe_mailbox_is_refused
     forward_from_local_part = "unsubscribe"
-  }
-
-  expect_failures = [var.forward_from_local_part]
-}
-
-run "an_unsubscribe_local_part_with_a_plus_is_refused" {
-  command = plan
-
-  variables {
-    unsubscribe_local_part = "reply+stop"
-  }
-
-  expect_failures = [var.unsubscribe_local_part]
-}
-
-run "a_retention_shorter_than_the_dlqs_is_refused" {
-  command = plan
-
-  variables {
+    # a_retention_shorter_than_the_dlqs_is_refused
     retention_days = 13
-  }
-
-  expect_failures = [var.retention_days]
-}
-
-run "a_retention_over_ten_years_is_refused" {
-  command = plan
-
-  variables {
-    retention_days = 3651
-  }
-
-  expect_failures = [var.retention_days]
-}
-
-run "a_rule_set_name_with_spaces_is_refused" {
-  command = plan
-
-  variables {
+    # a_rule_set_name_with_spaces_is_refused
     rule_set_name = "prod inbound"
-  }
-
-  expect_failures = [var.rule_set_name]
-}
-run "an_absence_default_of_zero_days_is_refused" {
-  command = plan
-
-  variables {
+    # an_absence_default_of_zero_days_is_refused
     away_default_days = 0
+    # a_message_limit_over_ses_receivings_40_mb_is_refused
+    max_message_bytes = 41943041
+    # a_mapping_concurrency_over_the_processors_reservation_is_refused
+    mapping = { maximum_concurrency = 10 }
   }
 
-  expect_failures = [var.away_default_days]
+  expect_failures = [
+    var.receiving_region,
+    var.reply_domain,
+    var.forward_from_local_part,
+    var.retention_days,
+    var.rule_set_name,
+    var.away_default_days,
+    var.max_message_bytes,
+    var.mapping,
+  ]
 }
 
-run "an_absence_default_over_ninety_days_is_refused" {
+run "each_refused_input_fails_its_own_validation_2" {
   command = plan
 
   variables {
+    # an_unmatched_mailbox_on_the_reply_domain_is_refused
+    unmatched_forward_to = "Sales@Reply.Example.com"
+    # an_unsubscribe_local_part_with_a_plus_is_refused
+    unsubscribe_local_part = "reply+stop"
+    # a_retention_over_ten_years_is_refused
+    retention_days = 3651
+    # an_absence_default_over_ninety_days_is_refused
     away_default_days = 91
   }
 
-  expect_failures = [var.away_default_days]
+  expect_failures = [
+    var.unmatched_forward_to,
+    var.unsubscribe_local_part,
+    var.retention_days,
+    var.away_default_days,
+  ]
 }
 
-run "a_message_limit_over_ses_receivings_40_mb_is_refused" {
+run "each_refused_input_fails_its_own_validation_3" {
   command = plan
 
   variables {
-    max_message_bytes = 41943041
-  }
-
-  expect_failures = [var.max_message_bytes]
-}
-
-run "a_visibility_timeout_under_six_processor_timeouts_is_refused" {
-  command = plan
-
-  variables {
+    # an_unmatched_mailbox_that_is_no_address_is_refused
+    unmatched_forward_to = "sales team"
+    # a_visibility_timeout_under_six_processor_timeouts_is_refused
     queue     = { visibility_timeout_seconds = 300 }
     processor = { timeout_seconds = 60 }
   }
 
-  expect_failures = [var.queue]
-}
-
-run "a_mapping_concurrency_over_the_processors_reservation_is_refused" {
-  command = plan
-
-  variables {
-    mapping = { maximum_concurrency = 10 }
-  }
-
-  expect_failures = [var.mapping]
+  expect_failures = [
+    var.unmatched_forward_to,
+    var.queue,
+  ]
 }

@@ -350,14 +350,65 @@ run "the_email_stage_planned_with_the_files_variables" {
   }
 }
 
-run "a_grace_period_beyond_lambdas_event_age_limit_is_refused" {
+run "each_refused_input_fails_its_own_validation_1" {
   command = plan
 
   variables {
+    # a_grace_period_beyond_lambdas_event_age_limit_is_refused
     send_grace_seconds = 21601
+    # a_send_rate_of_zero_is_refused
+    max_send_rate = 0
+    # a_reputation_alarm_level_at_or_above_the_ses_review_level_is_refused
+    reputation_alarm_levels = { complaint_rate = 0.001 }
+    # a_warmup_start_that_is_no_date_is_refused
+    warmup = { start_date = "2027-02-30" }
   }
 
-  expect_failures = [var.send_grace_seconds]
+  expect_failures = [
+    var.send_grace_seconds,
+    var.max_send_rate,
+    var.reputation_alarm_levels,
+    var.warmup,
+  ]
+}
+
+run "each_refused_input_fails_its_own_validation_2" {
+  command = plan
+
+  variables {
+    # a_send_rate_above_1000_is_refused
+    max_send_rate = 1001
+    # a_decreasing_warmup_schedule_is_refused
+    warmup = { start_date = "2027-03-01", daily_caps = [10, 20, 15] }
+    # a_stop_level_at_or_below_its_page_level_is_refused
+    reputation_stop_levels = { bounce_rate = 0.025 }
+    # a_paused_recheck_longer_than_the_grace_period_is_refused
+    send_grace_seconds     = 600
+    paused_recheck_seconds = 900
+  }
+
+  expect_failures = [
+    var.max_send_rate,
+    var.warmup,
+    var.reputation_stop_levels,
+    var.paused_recheck_seconds,
+  ]
+}
+
+run "each_refused_input_fails_its_own_validation_3" {
+  command = plan
+
+  variables {
+    # a_warmup_cap_below_one_is_refused
+    warmup = { daily_caps = [0, 10] }
+    # a_stop_level_at_or_above_the_ses_review_level_is_refused
+    reputation_stop_levels = { complaint_rate = 0.001 }
+  }
+
+  expect_failures = [
+    var.warmup,
+    var.reputation_stop_levels,
+  ]
 }
 
 run "an_address_identity_publishes_its_dkim_records_under_its_domain" {
@@ -428,26 +479,6 @@ run "a_reserved_concurrency_set_on_the_worker_wins_over_the_send_rate" {
   }
 }
 
-run "a_send_rate_of_zero_is_refused" {
-  command = plan
-
-  variables {
-    max_send_rate = 0
-  }
-
-  expect_failures = [var.max_send_rate]
-}
-
-run "a_send_rate_above_1000_is_refused" {
-  command = plan
-
-  variables {
-    max_send_rate = 1001
-  }
-
-  expect_failures = [var.max_send_rate]
-}
-
 run "an_address_identity_lets_the_worker_send_from_that_address_only" {
   command = plan
 
@@ -463,16 +494,6 @@ run "an_address_identity_lets_the_worker_send_from_that_address_only" {
   }
 }
 
-run "a_reputation_alarm_level_at_or_above_the_ses_review_level_is_refused" {
-  command = plan
-
-  variables {
-    reputation_alarm_levels = { complaint_rate = 0.001 }
-  }
-
-  expect_failures = [var.reputation_alarm_levels]
-}
-
 run "a_warming_identity_passes_its_start_date_and_schedule" {
   command = plan
 
@@ -484,67 +505,6 @@ run "a_warming_identity_passes_its_start_date_and_schedule" {
     condition     = output.worker_settings.environment.WARMUP_START_DATE == "2027-03-01" && output.worker_settings.environment.WARMUP_DAILY_CAPS == "10,20,20,40"
     error_message = "The worker reads the ramp's start date and its caps, one per day, in order."
   }
-}
-
-run "a_warmup_start_that_is_no_date_is_refused" {
-  command = plan
-
-  variables {
-    warmup = { start_date = "2027-02-30" }
-  }
-
-  expect_failures = [var.warmup]
-}
-
-run "a_decreasing_warmup_schedule_is_refused" {
-  command = plan
-
-  variables {
-    warmup = { start_date = "2027-03-01", daily_caps = [10, 20, 15] }
-  }
-
-  expect_failures = [var.warmup]
-}
-
-run "a_warmup_cap_below_one_is_refused" {
-  command = plan
-
-  variables {
-    warmup = { daily_caps = [0, 10] }
-  }
-
-  expect_failures = [var.warmup]
-}
-
-run "a_stop_level_at_or_below_its_page_level_is_refused" {
-  command = plan
-
-  variables {
-    reputation_stop_levels = { bounce_rate = 0.025 }
-  }
-
-  expect_failures = [var.reputation_stop_levels]
-}
-
-run "a_stop_level_at_or_above_the_ses_review_level_is_refused" {
-  command = plan
-
-  variables {
-    reputation_stop_levels = { complaint_rate = 0.001 }
-  }
-
-  expect_failures = [var.reputation_stop_levels]
-}
-
-run "a_paused_recheck_longer_than_the_grace_period_is_refused" {
-  command = plan
-
-  variables {
-    send_grace_seconds     = 600
-    paused_recheck_seconds = 900
-  }
-
-  expect_failures = [var.paused_recheck_seconds]
 }
 
 run "a_turned_off_guard_leaves_the_stop_alarms_paging" {

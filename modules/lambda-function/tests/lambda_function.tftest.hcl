@@ -173,10 +173,11 @@ run "conditions_become_the_statements_condition_block_grouped_by_operator" {
   }
 }
 
-run "rejects_one_operator_on_one_key_twice" {
+run "each_refused_input_fails_its_own_validation_1" {
   command = plan
 
   variables {
+    # rejects_one_operator_on_one_key_twice
     policy_statements = [{
       sid       = "Twice"
       actions   = ["dynamodb:UpdateItem"]
@@ -186,24 +187,110 @@ run "rejects_one_operator_on_one_key_twice" {
         { test = "ForAllValues:StringLike", variable = "dynamodb:LeadingKeys", values = ["email#*"] },
       ]
     }]
+    # rejects_more_than_two_async_retries
+    async_invocation = {
+      maximum_retry_attempts       = 3
+      maximum_event_age_in_seconds = 3600
+      on_failure_destination_arn   = "arn:aws:sqs:eu-central-1:111122223333:q"
+    }
+    # rejects_a_missing_package
+    package_path = "../../dist/does-not-exist.zip"
+    # rejects_a_timeout_above_900_seconds
+    timeout_seconds = 901
+    # rejects_memory_below_128_mb
+    memory_mb = 64
+    # rejects_a_retention_cloudwatch_does_not_offer
+    log_retention_days = 2
+    # rejects_reserved_aws_environment_keys
+    environment = { AWS_REGION = "eu-central-1" }
+    # rejects_negative_reserved_concurrency
+    reserved_concurrency = -1
   }
 
-  expect_failures = [var.policy_statements]
+  expect_failures = [
+    var.policy_statements,
+    var.async_invocation,
+    var.package_path,
+    var.timeout_seconds,
+    var.memory_mb,
+    var.log_retention_days,
+    var.environment,
+    var.reserved_concurrency,
+  ]
 }
 
-run "rejects_a_condition_without_values" {
+run "each_refused_input_fails_its_own_validation_2" {
   command = plan
 
   variables {
+    # rejects_a_condition_without_values
     policy_statements = [{
       sid        = "Empty"
       actions    = ["dynamodb:UpdateItem"]
       resources  = ["arn:aws:dynamodb:eu-central-1:111122223333:table/outreach-test-tasks"]
       conditions = [{ test = "ForAllValues:StringLike", variable = "dynamodb:LeadingKeys", values = [] }]
     }]
+    # rejects_an_event_age_outside_60_to_21600
+    async_invocation = {
+      maximum_retry_attempts       = 2
+      maximum_event_age_in_seconds = 21601
+      on_failure_destination_arn   = "arn:aws:sqs:eu-central-1:111122223333:q"
+    }
+    # rejects_an_unknown_log_level
+    powertools = { service_name = "worker", metrics_namespace = "ns", log_level = "TRACE" }
   }
 
-  expect_failures = [var.policy_statements]
+  expect_failures = [
+    var.policy_statements,
+    var.async_invocation,
+    var.powertools,
+  ]
+}
+
+run "each_refused_input_fails_its_own_validation_3" {
+  command = plan
+
+  variables {
+    # rejects_a_wildcard_action
+    policy_statements = [{ sid = "Everything", actions = ["sqs:*"], resources = ["arn:aws:sqs:eu-central-1:111122223333:q"] }]
+    # rejects_a_destination_that_is_not_a_supported_arn
+    async_invocation = {
+      maximum_retry_attempts       = 2
+      maximum_event_age_in_seconds = 3600
+      on_failure_destination_arn   = "arn:aws:dynamodb:eu-central-1:111122223333:table/t"
+    }
+  }
+
+  expect_failures = [
+    var.policy_statements,
+    var.async_invocation,
+  ]
+}
+
+run "each_refused_input_fails_its_own_validation_4" {
+  command = plan
+
+  variables {
+    # rejects_the_star_action
+    policy_statements = [{ sid = "Everything", actions = ["*"], resources = ["arn:aws:sqs:eu-central-1:111122223333:q"] }]
+  }
+
+  expect_failures = [
+    var.policy_statements,
+  ]
+}
+
+run "each_refused_input_fails_its_own_validation_5" {
+  command = plan
+
+  variables {
+    # rejects_a_star_resource
+    policy_statements = [{ sid = "AnyQueue", actions = ["sqs:SendMessage"], resources = ["*"] }]
+  }
+
+  expect_failures = [
+    var.policy_statements,
+  ]
 }
 
 run "async_function_gets_finite_retries_age_and_failure_destination" {
@@ -239,146 +326,4 @@ run "async_function_gets_finite_retries_age_and_failure_destination" {
     condition     = aws_lambda_function.this.reserved_concurrent_executions == 5
     error_message = "reserved_concurrency must reach the function."
   }
-}
-
-run "rejects_a_wildcard_action" {
-  command = plan
-
-  variables {
-    policy_statements = [{ sid = "Everything", actions = ["sqs:*"], resources = ["arn:aws:sqs:eu-central-1:111122223333:q"] }]
-  }
-
-  expect_failures = [var.policy_statements]
-}
-
-run "rejects_the_star_action" {
-  command = plan
-
-  variables {
-    policy_statements = [{ sid = "Everything", actions = ["*"], resources = ["arn:aws:sqs:eu-central-1:111122223333:q"] }]
-  }
-
-  expect_failures = [var.policy_statements]
-}
-
-run "rejects_a_star_resource" {
-  command = plan
-
-  variables {
-    policy_statements = [{ sid = "AnyQueue", actions = ["sqs:SendMessage"], resources = ["*"] }]
-  }
-
-  expect_failures = [var.policy_statements]
-}
-
-run "rejects_more_than_two_async_retries" {
-  command = plan
-
-  variables {
-    async_invocation = {
-      maximum_retry_attempts       = 3
-      maximum_event_age_in_seconds = 3600
-      on_failure_destination_arn   = "arn:aws:sqs:eu-central-1:111122223333:q"
-    }
-  }
-
-  expect_failures = [var.async_invocation]
-}
-
-run "rejects_an_event_age_outside_60_to_21600" {
-  command = plan
-
-  variables {
-    async_invocation = {
-      maximum_retry_attempts       = 2
-      maximum_event_age_in_seconds = 21601
-      on_failure_destination_arn   = "arn:aws:sqs:eu-central-1:111122223333:q"
-    }
-  }
-
-  expect_failures = [var.async_invocation]
-}
-
-run "rejects_a_destination_that_is_not_a_supported_arn" {
-  command = plan
-
-  variables {
-    async_invocation = {
-      maximum_retry_attempts       = 2
-      maximum_event_age_in_seconds = 3600
-      on_failure_destination_arn   = "arn:aws:dynamodb:eu-central-1:111122223333:table/t"
-    }
-  }
-
-  expect_failures = [var.async_invocation]
-}
-
-run "rejects_a_missing_package" {
-  command = plan
-
-  variables {
-    package_path = "../../dist/does-not-exist.zip"
-  }
-
-  expect_failures = [var.package_path]
-}
-
-run "rejects_a_timeout_above_900_seconds" {
-  command = plan
-
-  variables {
-    timeout_seconds = 901
-  }
-
-  expect_failures = [var.timeout_seconds]
-}
-
-run "rejects_memory_below_128_mb" {
-  command = plan
-
-  variables {
-    memory_mb = 64
-  }
-
-  expect_failures = [var.memory_mb]
-}
-
-run "rejects_a_retention_cloudwatch_does_not_offer" {
-  command = plan
-
-  variables {
-    log_retention_days = 2
-  }
-
-  expect_failures = [var.log_retention_days]
-}
-
-run "rejects_reserved_aws_environment_keys" {
-  command = plan
-
-  variables {
-    environment = { AWS_REGION = "eu-central-1" }
-  }
-
-  expect_failures = [var.environment]
-}
-
-run "rejects_an_unknown_log_level" {
-  command = plan
-
-  variables {
-    powertools = { service_name = "worker", metrics_namespace = "ns", log_level = "TRACE" }
-  }
-
-  expect_failures = [var.powertools]
-}
-
-run "rejects_negative_reserved_concurrency" {
-  command = plan
-
-  variables {
-    reserved_concurrency = -1
-  }
-
-  expect_failures = [var.reserved_concurrency]
 }

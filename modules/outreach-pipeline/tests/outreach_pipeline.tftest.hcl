@@ -282,24 +282,20 @@ run "pipe_mode_deploys_no_dispatcher" {
   }
 }
 
-run "rejects_an_environment_name_that_would_overflow_bucket_names" {
+run "each_refused_input_fails_its_own_validation" {
   command = plan
 
   variables {
+    # rejects_an_environment_name_that_would_overflow_bucket_names
     environment = "production-eu-1"
-  }
-
-  expect_failures = [var.environment]
-}
-
-run "rejects_an_alarm_target_that_is_not_an_sns_topic" {
-  command = plan
-
-  variables {
+    # rejects_an_alarm_target_that_is_not_an_sns_topic
     alarm_topic_arn = "arn:aws:sqs:eu-central-1:111122223333:alarms"
   }
 
-  expect_failures = [var.alarm_topic_arn]
+  expect_failures = [
+    var.environment,
+    var.alarm_topic_arn,
+  ]
 }
 
 run "the_scrape_reconciler_gets_thresholds_derived_from_the_applied_settings" {

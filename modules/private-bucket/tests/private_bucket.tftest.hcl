@@ -109,22 +109,18 @@ run "keeps_objects_without_expiration_days" {
   }
 }
 
-run "rejects_an_invalid_bucket_name" {
+run "each_refused_input_fails_its_own_validation" {
   command = plan
 
   variables {
+    # rejects_an_invalid_bucket_name
     name = "Upper_Case"
-  }
-
-  expect_failures = [var.name]
-}
-
-run "rejects_zero_expiration_days" {
-  command = plan
-
-  variables {
+    # rejects_zero_expiration_days
     expiration_days = 0
   }
 
-  expect_failures = [var.expiration_days]
+  expect_failures = [
+    var.name,
+    var.expiration_days,
+  ]
 }

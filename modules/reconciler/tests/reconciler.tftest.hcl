@@ -143,32 +143,31 @@ run "null_settings_take_the_module_defaults" {
   }
 }
 
-run "rejects_a_schedule_that_is_not_rate_or_cron" {
+run "each_refused_input_fails_its_own_validation_1" {
   command = plan
 
   variables {
+    # rejects_a_schedule_that_is_not_rate_or_cron
     schedule_expression = "every 5 minutes"
-  }
-
-  expect_failures = [var.schedule_expression]
-}
-
-run "rejects_more_than_185_delivery_retries" {
-  command = plan
-
-  variables {
+    # rejects_more_than_185_delivery_retries
     retry = { delivery_retry_attempts = 186 }
   }
 
-  expect_failures = [var.retry]
+  expect_failures = [
+    var.schedule_expression,
+    var.retry,
+  ]
 }
 
-run "rejects_an_event_age_beyond_lambdas_limit" {
+run "each_refused_input_fails_its_own_validation_2" {
   command = plan
 
   variables {
+    # rejects_an_event_age_beyond_lambdas_limit
     retry = { maximum_event_age_in_seconds = 21601 }
   }
 
-  expect_failures = [var.retry]
+  expect_failures = [
+    var.retry,
+  ]
 }

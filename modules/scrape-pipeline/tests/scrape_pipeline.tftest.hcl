@@ -225,14 +225,161 @@ run "dlq_source_restriction_can_be_turned_off_for_the_emulator" {
   }
 }
 
-run "rejects_visibility_below_six_times_the_scraper_timeout" {
+run "each_refused_input_fails_its_own_validation_1" {
   command = plan
 
   variables {
+    # rejects_visibility_below_six_times_the_scraper_timeout
     queue = { visibility_timeout_seconds = 2519 }
+    # rejects_maximum_concurrency_below_2
+    mapping = { maximum_concurrency = 1 }
+    # rejects_a_results_retention_below_one_day
+    results_expiration_days = 0
   }
 
-  expect_failures = [var.queue]
+  expect_failures = [
+    var.queue,
+    var.mapping,
+    var.results_expiration_days,
+  ]
+}
+
+run "each_refused_input_fails_its_own_validation_2" {
+  command = plan
+
+  variables {
+    # rejects_dlq_retention_not_longer_than_the_queue
+    queue = { message_retention_seconds = 1209600, dlq_message_retention_seconds = 1209600 }
+    # rejects_a_batch_above_10_without_a_batching_window
+    mapping = { batch_size = 11 }
+    # rejects_a_fractional_results_retention
+    results_expiration_days = 1.5
+  }
+
+  expect_failures = [
+    var.queue,
+    var.mapping,
+    var.results_expiration_days,
+  ]
+}
+
+run "each_refused_input_fails_its_own_validation_3" {
+  command = plan
+
+  variables {
+    # rejects_maximum_concurrency_above_1000
+    scraper = { reserved_concurrency = 2000 }
+    mapping = { maximum_concurrency = 1001 }
+  }
+
+  expect_failures = [
+    var.mapping,
+  ]
+}
+
+run "each_refused_input_fails_its_own_validation_4" {
+  command = plan
+
+  variables {
+    # rejects_maximum_concurrency_above_reserved_concurrency
+    scraper = { reserved_concurrency = 100 }
+    mapping = { maximum_concurrency = 140 }
+  }
+
+  expect_failures = [
+    var.mapping,
+  ]
+}
+
+run "each_refused_input_fails_its_own_validation_5" {
+  command = plan
+
+  variables {
+    # rejects_zero_receives_before_the_dlq
+    queue = { max_receive_count = 0 }
+  }
+
+  expect_failures = [
+    var.queue,
+  ]
+}
+
+run "each_refused_input_fails_its_own_validation_6" {
+  command = plan
+
+  variables {
+    # rejects_a_retry_delay_beyond_the_sqs_visibility_limit
+    scraper = { retry_schedule_seconds = [120, 43201] }
+  }
+
+  expect_failures = [
+    var.scraper,
+  ]
+}
+
+run "each_refused_input_fails_its_own_validation_7" {
+  command = plan
+
+  variables {
+    # rejects_no_connection_per_site
+    scraper = { fetch = { connections_per_site = 0 } }
+  }
+
+  expect_failures = [
+    var.scraper,
+  ]
+}
+
+run "each_refused_input_fails_its_own_validation_8" {
+  command = plan
+
+  variables {
+    # rejects_more_connections_per_site_than_a_browser_opens
+    scraper = { fetch = { connections_per_site = 7 } }
+  }
+
+  expect_failures = [
+    var.scraper,
+  ]
+}
+
+run "each_refused_input_fails_its_own_validation_9" {
+  command = plan
+
+  variables {
+    # rejects_a_fractional_connections_per_site
+    scraper = { fetch = { connections_per_site = 2.5 } }
+  }
+
+  expect_failures = [
+    var.scraper,
+  ]
+}
+
+run "each_refused_input_fails_its_own_validation_10" {
+  command = plan
+
+  variables {
+    # rejects_a_first_retry_later_than_5_minutes
+    scraper = { retry_schedule_seconds = [301, 3600] }
+  }
+
+  expect_failures = [
+    var.scraper,
+  ]
+}
+
+run "each_refused_input_fails_its_own_validation_11" {
+  command = plan
+
+  variables {
+    # rejects_retries_that_give_up_within_the_hour
+    scraper = { retry_schedule_seconds = [120, 240, 480] }
+  }
+
+  expect_failures = [
+    var.queue,
+  ]
 }
 
 run "accepts_visibility_of_exactly_six_times_the_timeout" {
@@ -248,78 +395,6 @@ run "accepts_visibility_of_exactly_six_times_the_timeout" {
   }
 }
 
-run "rejects_dlq_retention_not_longer_than_the_queue" {
-  command = plan
-
-  variables {
-    queue = { message_retention_seconds = 1209600, dlq_message_retention_seconds = 1209600 }
-  }
-
-  expect_failures = [var.queue]
-}
-
-run "rejects_maximum_concurrency_below_2" {
-  command = plan
-
-  variables {
-    mapping = { maximum_concurrency = 1 }
-  }
-
-  expect_failures = [var.mapping]
-}
-
-run "rejects_maximum_concurrency_above_1000" {
-  command = plan
-
-  variables {
-    scraper = { reserved_concurrency = 2000 }
-    mapping = { maximum_concurrency = 1001 }
-  }
-
-  expect_failures = [var.mapping]
-}
-
-run "rejects_maximum_concurrency_above_reserved_concurrency" {
-  command = plan
-
-  variables {
-    scraper = { reserved_concurrency = 100 }
-    mapping = { maximum_concurrency = 140 }
-  }
-
-  expect_failures = [var.mapping]
-}
-
-run "rejects_a_batch_above_10_without_a_batching_window" {
-  command = plan
-
-  variables {
-    mapping = { batch_size = 11 }
-  }
-
-  expect_failures = [var.mapping]
-}
-
-run "rejects_zero_receives_before_the_dlq" {
-  command = plan
-
-  variables {
-    queue = { max_receive_count = 0 }
-  }
-
-  expect_failures = [var.queue]
-}
-
-run "rejects_a_retry_delay_beyond_the_sqs_visibility_limit" {
-  command = plan
-
-  variables {
-    scraper = { retry_schedule_seconds = [120, 43201] }
-  }
-
-  expect_failures = [var.scraper]
-}
-
 run "fetches_one_page_after_another_with_one_connection_per_site" {
   command = plan
 
@@ -331,57 +406,6 @@ run "fetches_one_page_after_another_with_one_connection_per_site" {
     condition     = output.scraper_settings.environment["SCRAPER_CONNECTIONS_PER_SITE"] == "1"
     error_message = "connections_per_site = 1 must reach the scraper as SCRAPER_CONNECTIONS_PER_SITE."
   }
-}
-
-run "rejects_no_connection_per_site" {
-  command = plan
-
-  variables {
-    scraper = { fetch = { connections_per_site = 0 } }
-  }
-
-  expect_failures = [var.scraper]
-}
-
-run "rejects_more_connections_per_site_than_a_browser_opens" {
-  command = plan
-
-  variables {
-    scraper = { fetch = { connections_per_site = 7 } }
-  }
-
-  expect_failures = [var.scraper]
-}
-
-run "rejects_a_fractional_connections_per_site" {
-  command = plan
-
-  variables {
-    scraper = { fetch = { connections_per_site = 2.5 } }
-  }
-
-  expect_failures = [var.scraper]
-}
-
-run "rejects_a_first_retry_later_than_5_minutes" {
-  command = plan
-
-  variables {
-    scraper = { retry_schedule_seconds = [301, 3600] }
-  }
-
-  expect_failures = [var.scraper]
-}
-
-run "rejects_retries_that_give_up_within_the_hour" {
-  command = plan
-
-  variables {
-    # the old doubling backoff: receives at 0, 2 and 6 minutes
-    scraper = { retry_schedule_seconds = [120, 240, 480] }
-  }
-
-  expect_failures = [var.queue]
 }
 
 run "redelivery_horizon_follows_a_retry_delay_longer_than_the_visibility" {
@@ -421,24 +445,4 @@ run "a_null_results_retention_takes_the_module_default" {
     condition     = output.results_expiration_days == 90
     error_message = "null (a root that leaves the retention unset) means the module's 90 days, not keep forever."
   }
-}
-
-run "rejects_a_results_retention_below_one_day" {
-  command = plan
-
-  variables {
-    results_expiration_days = 0
-  }
-
-  expect_failures = [var.results_expiration_days]
-}
-
-run "rejects_a_fractional_results_retention" {
-  command = plan
-
-  variables {
-    results_expiration_days = 1.5
-  }
-
-  expect_failures = [var.results_expiration_days]
 }

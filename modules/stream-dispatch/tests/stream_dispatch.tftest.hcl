@@ -299,106 +299,126 @@ run "pipe_mode_moves_records_through_the_template_bisects_retries_finitely_and_h
   }
 }
 
-run "rejects_an_unknown_dispatch_mode" {
+run "each_refused_input_fails_its_own_validation_1" {
   command = plan
 
   variables {
+    # rejects_an_unknown_dispatch_mode
     dispatch_mode = "kinesis"
   }
 
-  expect_failures = [var.dispatch_mode]
+  expect_failures = [
+    var.dispatch_mode,
+  ]
 }
 
-run "rejects_unlimited_retries" {
+run "each_refused_input_fails_its_own_validation_2" {
   command = plan
 
   variables {
+    # rejects_unlimited_retries
     stream = { maximum_retry_attempts = -1 }
+    # rejects_lambda_mode_without_a_package
+    package_path = null
   }
 
-  expect_failures = [var.stream]
+  expect_failures = [
+    var.stream,
+    var.package_path,
+  ]
 }
 
-run "rejects_more_than_10000_retries" {
+run "each_refused_input_fails_its_own_validation_3" {
   command = plan
 
   variables {
+    # rejects_more_than_10000_retries
     stream = { maximum_retry_attempts = 10001 }
   }
 
-  expect_failures = [var.stream]
+  expect_failures = [
+    var.stream,
+  ]
 }
 
-run "rejects_unlimited_record_age" {
+run "each_refused_input_fails_its_own_validation_4" {
   command = plan
 
   variables {
+    # rejects_unlimited_record_age
     stream = { maximum_record_age_in_seconds = -1 }
   }
 
-  expect_failures = [var.stream]
+  expect_failures = [
+    var.stream,
+  ]
 }
 
-run "rejects_a_record_age_above_604800" {
+run "each_refused_input_fails_its_own_validation_5" {
   command = plan
 
   variables {
+    # rejects_a_record_age_above_604800
     stream = { maximum_record_age_in_seconds = 604801 }
   }
 
-  expect_failures = [var.stream]
+  expect_failures = [
+    var.stream,
+  ]
 }
 
-run "rejects_an_empty_batch" {
+run "each_refused_input_fails_its_own_validation_6" {
   command = plan
 
   variables {
+    # rejects_an_empty_batch
     stream = { batch_size = 0 }
   }
 
-  expect_failures = [var.stream]
+  expect_failures = [
+    var.stream,
+  ]
 }
 
-run "rejects_a_pipe_batch_larger_than_an_sqs_target_takes" {
+run "each_refused_input_fails_its_own_validation_7" {
   command = plan
 
   variables {
+    # rejects_a_pipe_batch_larger_than_an_sqs_target_takes
     dispatch_mode = "pipe"
     package_path  = null
     stream        = { batch_size = 11 }
   }
 
-  expect_failures = [var.stream]
+  expect_failures = [
+    var.stream,
+  ]
 }
 
-run "rejects_an_unsupported_starting_position" {
+run "each_refused_input_fails_its_own_validation_8" {
   command = plan
 
   variables {
+    # rejects_an_unsupported_starting_position
     stream = { starting_position = "AT_TIMESTAMP" }
   }
 
-  expect_failures = [var.stream]
+  expect_failures = [
+    var.stream,
+  ]
 }
 
-run "rejects_a_parallelization_factor_above_10" {
+run "each_refused_input_fails_its_own_validation_9" {
   command = plan
 
   variables {
+    # rejects_a_parallelization_factor_above_10
     stream = { parallelization_factor = 11 }
   }
 
-  expect_failures = [var.stream]
-}
-
-run "rejects_lambda_mode_without_a_package" {
-  command = plan
-
-  variables {
-    package_path = null
-  }
-
-  expect_failures = [var.package_path]
+  expect_failures = [
+    var.stream,
+  ]
 }
 
 run "pipe_mode_waits_once_for_the_role_and_stream_before_creating_the_pipe" {

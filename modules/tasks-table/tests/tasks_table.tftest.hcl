@@ -151,32 +151,31 @@ run "the_tasks_table_planned_with_the_files_variables" {
   }
 }
 
-run "rejects_an_invalid_table_name" {
+run "each_refused_input_fails_its_own_validation_1" {
   command = plan
 
   variables {
+    # rejects_an_invalid_table_name
     name = "no spaces allowed"
-  }
-
-  expect_failures = [var.name]
-}
-
-run "rejects_an_open_index_shard_count_of_zero" {
-  command = plan
-
-  variables {
+    # rejects_an_open_index_shard_count_of_zero
     open_index_shards = 0
   }
 
-  expect_failures = [var.open_index_shards]
+  expect_failures = [
+    var.name,
+    var.open_index_shards,
+  ]
 }
 
-run "rejects_more_open_index_shards_than_readers_query" {
+run "each_refused_input_fails_its_own_validation_2" {
   command = plan
 
   variables {
+    # rejects_more_open_index_shards_than_readers_query
     open_index_shards = 101
   }
 
-  expect_failures = [var.open_index_shards]
+  expect_failures = [
+    var.open_index_shards,
+  ]
 }

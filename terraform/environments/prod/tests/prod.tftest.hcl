@@ -86,14 +86,20 @@ run "prod_planned_with_its_tfvars_and_the_files_variables" {
   }
 }
 
-run "prod_refuses_to_plan_without_an_alarm_subscriber" {
+run "each_refused_input_fails_its_own_validation" {
   command = plan
 
   variables {
+    # prod_refuses_to_plan_without_an_alarm_subscriber
     alarm_emails = []
+    # prod_refuses_a_reply_domain_without_a_mailbox_for_unmatched_replies
+    inbound_reply_domain = "reply.example.com"
   }
 
-  expect_failures = [var.alarm_emails]
+  expect_failures = [
+    var.alarm_emails,
+    var.inbound_unmatched_forward_to,
+  ]
 }
 
 run "prod_can_alarm_an_existing_topic_instead" {
@@ -164,14 +170,4 @@ run "prod_may_receive_in_another_region" {
     )
     error_message = "receiving_region moves the receiving side (the aws.receiving provider) to its Region."
   }
-}
-
-run "prod_refuses_a_reply_domain_without_a_mailbox_for_unmatched_replies" {
-  command = plan
-
-  variables {
-    inbound_reply_domain = "reply.example.com"
-  }
-
-  expect_failures = [var.inbound_unmatched_forward_to]
 }
