@@ -39,8 +39,8 @@ from embedded_aws.sqs_poller import SqsMappingPoller
 from embedded_aws.webfarm import Site
 from outreach.task_ids import normalise_url, scrape_task_id
 from outreach.task_model import Kind
-from outreach_dev.packaging import build_packages
 from tests.support.call_timeouts import count_the_call_only
+from tests.support.packages import full_packages
 
 pytestmark = pytest.mark.e2e
 
@@ -307,10 +307,9 @@ def _bounded(seconds: int, what: str) -> Iterator[None]:
 @pytest.fixture(scope="package")
 def e2e(tmp_path_factory: pytest.TempPathFactory) -> Iterator[E2E]:
     logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)
-    package_dir: Path = tmp_path_factory.mktemp("dist")
     with contextlib.ExitStack() as resources:
         with _bounded(STACK_START_BUDGET_SECONDS, "the e2e stack's start"):
-            build_packages(dist_dir=package_dir)
+            package_dir = full_packages(tmp_path_factory)
             stack = resources.enter_context(
                 local_pipeline(
                     sites=FARM_SITES,

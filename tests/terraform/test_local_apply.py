@@ -1,8 +1,9 @@
 """terraform/environments/local applies on the embedded AWS, and the applied settings read back.
 
-The root is applied twice side by side on one in-process moto server: once with the dispatcher
-function (lambda mode) and once with the EventBridge Pipe (pipe mode). Everything asserted below is
-read back through the AWS APIs, so it is what Terraform actually created, not what it planned.
+The root is applied twice side by side on one in-process moto server (``local_applies``): once with
+the dispatcher function (lambda mode) and once with the EventBridge Pipe (pipe mode, replies on).
+Everything asserted below is read back through the AWS APIs, so it is what Terraform actually
+created, not what it planned.
 
 MaximumBatchingWindowInSeconds is absent from both mappings because the provider does not send a
 window of 0 (AWS's default) at all.
@@ -11,26 +12,16 @@ window of 0 (AWS's default) at all.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
-import boto3
 import pytest
 
-from embedded_aws.server import embedded_aws, reset_backends
-from outreach_dev import terraform_cli
-from tests.support.packages import code_only_packages
+from tests.terraform.local_applies import LAMBDA_ENV, Applied
 
 # Two applies of the local root side by side share the first test's budget (a couple of minutes on a
 # quiet machine, most of it the provider's own waits); leave room for a loaded one.
 pytestmark = pytest.mark.timeout(600)
 
-REGION = "eu-central-1"
-LOCAL_ROOT = terraform_cli.ENVIRONMENTS_DIR / "local"
-LAMBDA_ENV = "tfapply"
-PIPE_ENV = "tfapply-pipe"
 
 BECOMES_PENDING = [
     {
@@ -48,55 +39,13 @@ BECOMES_PENDING = [
 ]
 
 
-@dataclass(frozen=True)
-class Applied:
-    endpoint: str
-    lambda_mode: dict[str, Any]
-    pipe_mode: dict[str, Any]
-
-    def client(self, service: str) -> Any:
-        make_client: Callable[..., Any] = boto3.client
-        return make_client(
-            service,
-            endpoint_url=self.endpoint,
-            region_name=REGION,
-            aws_access_key_id="test",
-            aws_secret_access_key="test",
-        )
-
-
 def _canonical(patterns: list[Any]) -> list[str]:
     return sorted(json.dumps(p, sort_keys=True) for p in patterns)
 
 
-@pytest.fixture(scope="module")
-def applied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Applied]:
-    packages = code_only_packages(tmp_path_factory.mktemp("packages"))
-    with embedded_aws() as endpoint:
-        reset_backends(endpoint)
-
-        def apply(environment: str, dispatch_mode: str) -> dict[str, Any]:
-            workdir = tmp_path_factory.mktemp(environment)
-            root = terraform_cli.copy_configuration(LOCAL_ROOT, workdir)
-            return terraform_cli.apply_root(
-                root,
-                variables={
-                    "endpoint": endpoint,
-                    "environment": environment,
-                    "dispatch_mode": dispatch_mode,
-                    "package_dir": str(packages),
-                    # One emulated account holds both stacks: each its own SES identity.
-                    "email_sender_identity": f"{environment}.outreach.test",
-                },
-            )
-
-        try:
-            with ThreadPoolExecutor(max_workers=2) as pool:
-                lambda_run = pool.submit(apply, LAMBDA_ENV, "lambda")
-                pipe_run = pool.submit(apply, PIPE_ENV, "pipe")
-                yield Applied(endpoint, lambda_run.result(), pipe_run.result())
-        finally:
-            reset_backends(endpoint)
+@pytest.fixture
+def applied(local_applied: Applied) -> Applied:
+    return local_applied
 
 
 def _pipeline(applied: Applied, mode: str = "lambda") -> dict[str, Any]:
@@ -380,8 +329,8 @@ def test_every_failure_place_of_the_environment_alarms_the_alarm_topic(applied: 
     queues, buckets = _failure_places(applied, outputs)
     # every mode has the scrape DLQ, the two reconcilers' DLQs, the email DLQ, the ses-events DLQ
     # (the rule target's dead-letter queue) and the sending guard's DLQ (its rule target's and its
-    # own); lambda mode the failure bucket, pipe mode the pipe's DLQ
-    assert len(queues) == (6 if mode == "lambda" else 7) and len(buckets) == (1 if mode == "lambda" else 0)
+    # own); lambda mode the failure bucket, pipe mode (replies on) the pipe's DLQ and the inbound DLQ
+    assert len(queues) == (6 if mode == "lambda" else 8) and len(buckets) == (1 if mode == "lambda" else 0)
     alarms = applied.client("cloudwatch").describe_alarms()["MetricAlarms"]
     for queue in queues:
         name = queue.rsplit(":", 1)[1]

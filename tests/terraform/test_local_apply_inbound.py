@@ -1,6 +1,6 @@
 """terraform/environments/local applies with replies on, and a message SES receives reaches the inbound queue.
 
-The local root is applied to an in-process embedded AWS with ``inbound_reply_domain`` set (its
+The local root's pipe-mode apply of ``local_applies`` has ``inbound_reply_domain`` set (its
 default, as prod's, is none): the receipt rule set, rule, bucket, topic, subscription, queue and
 mapping of modules/email-inbound are read back through the AWS APIs. Then a message is delivered to
 the active rule set as SES would (``embedded_aws.ses_receiving.receive_email``: the S3 action writes
@@ -13,33 +13,34 @@ https://docs.aws.amazon.com/ses/latest/dg/receiving-email-notifications-contents
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import boto3
 import pytest
 
-from embedded_aws.server import embedded_aws, reset_backends
 from embedded_aws.ses_receiving import receive_email
-from outreach_dev import terraform_cli
-from tests.support.packages import code_only_packages
+from tests.terraform.local_applies import PIPE_ENV, REGION, REPLY_DOMAIN, UNMATCHED
+from tests.terraform.local_applies import Applied as LocalApplied
 
-# One apply of the local root (a couple of minutes on a quiet machine); leave room for a loaded one.
+# The applies of the local root (a couple of minutes on a quiet machine); leave room for a loaded one.
 pytestmark = pytest.mark.timeout(600)
 
-REGION = "eu-central-1"
-LOCAL_ROOT = terraform_cli.ENVIRONMENTS_DIR / "local"
-ENVIRONMENT = "tfinbound"
-REPLY_DOMAIN = "reply.outreach.test"
-UNMATCHED = "sales@outreach.test"
-PREFIX = f"outreach-{ENVIRONMENT}"
+PREFIX = f"outreach-{PIPE_ENV}"
 
 
 @dataclass(frozen=True)
 class Applied:
-    endpoint: str
-    outputs: dict[str, Any]
+    """The apply with replies on (pipe mode's) of ``local_applies``."""
+
+    local: LocalApplied
+
+    @property
+    def endpoint(self) -> str:
+        return self.local.endpoint
+
+    @property
+    def outputs(self) -> dict[str, Any]:
+        return self.local.pipe_mode
 
     @property
     def pipeline(self) -> dict[str, Any]:
@@ -47,37 +48,12 @@ class Applied:
         return value
 
     def client(self, service: str) -> Any:
-        make_client: Callable[..., Any] = boto3.client
-        return make_client(
-            service,
-            endpoint_url=self.endpoint,
-            region_name=REGION,
-            aws_access_key_id="test",
-            aws_secret_access_key="test",
-        )
+        return self.local.client(service)
 
 
-@pytest.fixture(scope="module")
-def applied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Applied]:
-    packages = code_only_packages(tmp_path_factory.mktemp("packages"))
-    with embedded_aws() as endpoint:
-        reset_backends(endpoint)
-        root = terraform_cli.copy_configuration(LOCAL_ROOT, tmp_path_factory.mktemp(ENVIRONMENT))
-        try:
-            outputs = terraform_cli.apply_root(
-                root,
-                variables={
-                    "endpoint": endpoint,
-                    "environment": ENVIRONMENT,
-                    "package_dir": str(packages),
-                    "email_sender_identity": f"{ENVIRONMENT}.outreach.test",
-                    "inbound_reply_domain": REPLY_DOMAIN,
-                    "inbound_unmatched_forward_to": UNMATCHED,
-                },
-            )
-            yield Applied(endpoint, outputs)
-        finally:
-            reset_backends(endpoint)
+@pytest.fixture
+def applied(local_applied: LocalApplied) -> Applied:
+    return Applied(local_applied)
 
 
 def _queue_arn(applied: Applied, url: str) -> str:
