@@ -108,7 +108,8 @@ class Lease:
     expires_at: int
 
 
-def _whole_number(name: str, value: Any, minimum: int) -> int:
+def whole_number_field(name: str, value: Any, minimum: int) -> int:
+    """A stored whole number of at least ``minimum``; ``MalformedFieldError`` naming ``name`` otherwise."""
     try:
         number = int(value)
     except (TypeError, ValueError) as exc:
@@ -118,7 +119,8 @@ def _whole_number(name: str, value: Any, minimum: int) -> int:
     return number
 
 
-def _text(item: dict[str, Any], name: str) -> str:
+def text_field(item: dict[str, Any], name: str) -> str:
+    """A stored non-empty text; ``MalformedFieldError`` naming ``name`` otherwise."""
     value = item.get(name)
     if not isinstance(value, str) or not value:
         raise MalformedFieldError(name, "missing or not text")
@@ -168,10 +170,10 @@ class EmailFields:
         message = item.get("message")
         if not isinstance(message, dict) or not all(isinstance(v, str) for v in message.values()):
             raise MalformedFieldError("message", "not a map of text")
-        recipient = _text(item, "recipient")
+        recipient = text_field(item, "recipient")
         if not is_one_address(recipient):
             raise MalformedFieldError("recipient", "not exactly one e-mail address")
-        send_at = _text(item, "send_at")
+        send_at = text_field(item, "send_at")
         try:
             parse_utc_iso(send_at)
         except ValueError as exc:
@@ -189,12 +191,12 @@ class EmailFields:
         deferred_reason = item.get("deferred_reason")
         if deferred_reason is not None and not isinstance(deferred_reason, str):
             raise MalformedFieldError("deferred_reason", "not text")
-        timezone = _text(item, "timezone")
+        timezone = text_field(item, "timezone")
         try:
             ZoneInfo(timezone)
         except (ValueError, ZoneInfoNotFoundError) as exc:
             raise MalformedFieldError("timezone", f"not an IANA time zone: {timezone[:40]!r}") from exc
-        schedule_name = _text(item, "schedule_name")
+        schedule_name = text_field(item, "schedule_name")
         if schedule_name != email_schedule_name(task_id):
             raise MalformedFieldError("schedule_name", "is not the one derived from the task id")
         per_minute = item.get("max_per_minute")
@@ -205,14 +207,16 @@ class EmailFields:
         if reply_handle is not None and reply_handle != email_reply_handle(task_id):
             raise MalformedFieldError("reply_handle", "is not the one derived from the task id")
         return cls(
-            step=_whole_number("step", item.get("step"), 1),
+            step=whole_number_field("step", item.get("step"), 1),
             recipient=recipient,
             send_at=send_at,
             timezone=timezone,
             schedule_name=schedule_name,
             message={str(name): value for name, value in message.items()},
             ses_message_id=str(item["ses_message_id"]) if "ses_message_id" in item else None,
-            max_per_minute=None if per_minute is None else _whole_number("max_per_minute", per_minute, 1),
+            max_per_minute=None
+            if per_minute is None
+            else whole_number_field("max_per_minute", per_minute, 1),
             rules=SequenceRules.from_item(item["rules"]) if "rules" in item else None,
             threaded=threaded,
             reply_handle=reply_handle,

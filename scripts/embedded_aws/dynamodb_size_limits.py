@@ -32,6 +32,9 @@ Here, with nothing written whenever a limit is exceeded:
   any condition is evaluated;
 - a TransactWriteItems with a Put or an Update over 400 KB: TransactionCanceledException whose reason
   for the first such action is ``ValidationError`` with the message above, ``None`` for the others.
+  Each action's item is sized once, before the transaction is applied: its updates are then applied
+  under the same lock without being sized again (a transaction names an item at most once, so the
+  state it was sized on is the state it is applied to).
 
 Not documented, chosen from what ScyllaDB's Alternator tests observed on DynamoDB
 (``test/alternator/test_transact.py`` in scylladb/scylladb), so unconfirmed: the 4 MB is of what the
@@ -51,6 +54,7 @@ import functools
 import inspect
 import json
 import re
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -63,6 +67,8 @@ ITEM_TOO_LARGE = "Item size has exceeded the maximum allowed size"
 UPDATE_TOO_LARGE = "Item size to update has exceeded the maximum allowed size"
 TRANSACTION_TOO_LARGE = "Transaction payload size cannot exceed 4 MB"
 _PATCHED = "__outreach_size_limits__"
+# Set on a thread while it applies a transaction whose items were all sized: its updates are not sized again.
+_SIZED = threading.local()
 # Anything in an update expression that may name an attribute (and so copy it).
 _PATH = re.compile(r"[#A-Za-z_][\w#.\[\]]*")
 _NAME = re.compile(r"#\w+")
@@ -228,6 +234,8 @@ def _update_checked(update_item: Callable[..., Any]) -> Callable[..., Any]:
     def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
         from moto.dynamodb.exceptions import ItemSizeToUpdateTooLarge
 
+        if getattr(_SIZED, "transaction", False):
+            return update_item(self, *args, **kwargs)
         call = signature.bind(self, *args, **kwargs).arguments
         with WRITE_LOCK:
             if _grows_too_large(
@@ -291,7 +299,11 @@ def _transaction_checked(transact_write_items: Callable[..., Any]) -> Callable[.
                 if message is not None:
                     reasons[index] = ("ValidationError", message, None)
                     raise TransactionCanceledException(reasons)
-            return transact_write_items(self, transact_items)
+            _SIZED.transaction = True
+            try:
+                return transact_write_items(self, transact_items)
+            finally:
+                _SIZED.transaction = False
 
     setattr(checked, _PATCHED, True)
     return checked

@@ -19,8 +19,10 @@ from typing import Any
 
 from embedded_aws.clock import VirtualClock, install_in_moto
 from embedded_aws.cloudwatch_alarm_state import start_alarms_without_data
+from embedded_aws.dynamodb_condition_parses import remember_condition_parses
 from embedded_aws.dynamodb_indexed_query import query_one_partition
 from embedded_aws.dynamodb_partition_throttling import partition_throttling as throttled_partitions
+from embedded_aws.dynamodb_query_projection import project_top_level_names_directly
 from embedded_aws.dynamodb_read_isolation import isolate_dynamodb_reads
 from embedded_aws.dynamodb_response_items import write_dynamodb_items_directly
 from embedded_aws.dynamodb_size_limits import enforce_dynamodb_size_limits
@@ -181,6 +183,8 @@ def embedded_aws(
     query_one_partition()
     enforce_dynamodb_size_limits()
     write_dynamodb_items_directly()
+    project_top_level_names_directly()
+    remember_condition_parses()
     remember_update_expression_parses()
     support_message_move_tasks()
     keep_redrive_allow_policies()

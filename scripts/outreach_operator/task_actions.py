@@ -93,7 +93,10 @@ def cancel(task: Task, *, reason: str = "cancelled") -> None:
 
 
 def cancel_many(
-    tasks: Sequence[Task], *, reason: str, on_written: Callable[[Sequence[str]], None] | None = None
+    tasks: Sequence[Task | task_store.OpenEmail],
+    *,
+    reason: str,
+    on_written: Callable[[Sequence[str]], None] | None = None,
 ) -> task_store.BatchOutcome:
     """``cancel`` of many tasks in few transactions (``task_store.apply_batched``), each still only if
     it is in the status it was read in; ``on_written`` gets the ids of each transaction written."""

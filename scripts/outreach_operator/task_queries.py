@@ -58,14 +58,6 @@ def job_tasks_with_status(job_id: str, status: Status) -> list[Task]:
     return [Task.from_item(row) for row in found]
 
 
-def campaign_open_emails(campaign_id: str, status: Status) -> list[Task]:
-    """The campaign's email tasks in an open ``status``, from its own keys of the sparse
-    ``campaign-open`` index (a Query per shard): exactly its emails in that status are read, whatever
-    other campaigns hold open
-    (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-indexes-general-sparse-indexes.html)."""
-    return [Task.from_item(row) for row in task_store.campaign_open_rows(campaign_id, status)]
-
-
 def open_tasks_between(
     kind: Kind, status: Status, start: str, end: str, *, job_ids: Sequence[str] | None = None
 ) -> list[Task]:

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from embedded_aws import dynamodb_size_limits
 from embedded_aws.base import client
 from embedded_aws.clock import VirtualClock
 from embedded_aws.dynamodb_size_limits import TRANSACTION_TOO_LARGE, item_size
@@ -185,3 +186,41 @@ def test_item_size_is_counted_as_dynamodb_documents_it() -> None:
     assert item_size({"l": {"L": [{"S": "ab"}, {"N": "7"}]}}) == 1 + 3 + (1 + 2) + (1 + 2)
     assert item_size({"m": {"M": {"k": {"S": "v"}}}}) == 1 + 3 + (1 + 1 + 1)
     assert item_size({"m": {"M": {}}, "ss": {"SS": ["a", "bc"]}}) == (1 + 3) + (2 + 3)
+
+
+def test_a_transaction_s_update_past_400_kb_is_cancelled_and_each_update_is_sized_once(
+    endpoint: str, clock: VirtualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each action's item is sized before the transaction is applied, and only then: the update is
+    applied on the state it was sized on, under the same lock."""
+    dynamodb = _table(endpoint)
+    dynamodb.put_item(TableName="sized", Item=_item("near", 399 * KB))
+    dynamodb.put_item(TableName="sized", Item=_item("small", KB))
+    sized: list[str] = []
+    grows = dynamodb_size_limits._grows_too_large
+
+    def counted(backend: Any, table: str, key: dict[str, Any], *rest: Any) -> bool:
+        sized.append(key["pk"]["S"])
+        return grows(backend, table, key, *rest)
+
+    monkeypatch.setattr(dynamodb_size_limits, "_grows_too_large", counted)
+
+    def update(pk: str, size: int) -> dict[str, Any]:
+        return {
+            "Update": {
+                "TableName": "sized",
+                "Key": {"pk": {"S": pk}},
+                "UpdateExpression": "SET extra = :v",
+                "ExpressionAttributeValues": {":v": {"S": "y" * size}},
+            }
+        }
+
+    with pytest.raises(ClientError) as cancelled:
+        dynamodb.transact_write_items(TransactItems=[update("small", KB), update("near", 2 * KB)])
+    reasons = [reason["Code"] for reason in cancelled.value.response["CancellationReasons"]]
+    assert reasons == ["None", "ValidationError"]
+    assert "extra" not in dynamodb.get_item(TableName="sized", Key={"pk": {"S": "small"}})["Item"]
+    sized.clear()
+    dynamodb.transact_write_items(TransactItems=[update("small", KB), update("near", 10)])
+    assert sorted(sized) == ["near", "small"]
+    assert "extra" in dynamodb.get_item(TableName="sized", Key={"pk": {"S": "near"}})["Item"]

@@ -70,11 +70,9 @@ def test_an_email_leaving_pending_sent_cancelled_or_failed_leaves_the_campaign_o
         waiting.task_id: ("spring", "Pending", waiting.email.send_at),
     }
     # AND the campaign's readers find them by status
-    pending = {row["task_id"] for row in task_store.campaign_open_rows("spring", Status.PENDING)}
+    pending = {email.task_id for email in task_store.open_emails("spring", Status.PENDING)}
     assert pending == {deferred.task_id, waiting.task_id}
-    assert [row["task_id"] for row in task_store.campaign_open_rows("spring", Status.RUNNING)] == [
-        running.task_id
-    ]
+    assert [email.task_id for email in task_store.open_emails("spring", Status.RUNNING)] == [running.task_id]
     assert task_store.next_send_at("spring") == waiting.email.send_at
 
 

@@ -11,7 +11,8 @@
   index (reconcilers query it instead of scanning the table), and every email to an address through
   the ``recipient-emails`` index.
 - ``campaign_open``: one campaign's open emails through the sparse ``campaign-open`` index (by status
-  and send time: the next send time, the emails a cancel reads), never another campaign's.
+  and send time: the next send time), never another campaign's; ``open_emails``: the fields of them a
+  cancel needs, projected.
 - ``email_events``: SES's events marked on an email task and counted per step, exactly once.
 """
 
@@ -19,7 +20,6 @@ from outreach.task_store.campaign_open import (
     CAMPAIGN_OPEN_INDEX,
     CAMPAIGN_OPEN_KEY,
     campaign_open_key,
-    campaign_open_rows,
     next_send_at,
 )
 from outreach.task_store.counters import (
@@ -59,6 +59,7 @@ from outreach.task_store.job_rows import (
     job_rows,
     record_job,
 )
+from outreach.task_store.open_emails import OpenEmail, open_emails
 from outreach.task_store.reads import (
     OPEN_TASKS_INDEX,
     RECIPIENT_EMAILS_INDEX,
@@ -115,13 +116,13 @@ __all__ = [
     "Holder",
     "IndexRead",
     "JobCreation",
+    "OpenEmail",
     "Rule",
     "StepCounts",
     "apply",
     "apply_batched",
     "batch_get",
     "campaign_open_key",
-    "campaign_open_rows",
     "cancel_for_stop",
     "check_job_kind",
     "claim",
@@ -156,6 +157,7 @@ __all__ = [
     "load_task",
     "mark_redispatched",
     "next_send_at",
+    "open_emails",
     "open_index_rows",
     "open_tasks",
     "pages",

@@ -17,23 +17,20 @@ throttled index write throttles the table write
 and creating a campaign writes every email under its campaign's Pending key, so the campaign's entries
 are spread as its ``open-tasks`` entries are. Readers query each shard of the campaign.
 
-The index projects every attribute (``ALL``): ``campaign cancel`` builds each task from its entry
-(``Task.from_item`` checks every email field, the message included, and the cancel's conditional write
-needs status, ``updated_at``, lease, shard, step and reason), so a list of projected attributes would
-repeat the row's schema, and keys only would add a BatchGetItem for every 100 emails. Like every global
-secondary index it is eventually consistent
+The index projects every attribute (``ALL``): ``campaign cancel`` names the fields it needs in its
+Query's projection (``open_emails``), and a list of projected attributes in the index would repeat
+the row's schema in Terraform. Like every global secondary index it is eventually consistent
 (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html): an entry read may be a
 moment behind its row, which the conditional writes on the rows themselves make safe.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from outreach import config
 from outreach.task_model import OPEN, Kind, Status
-from outreach.task_store.items import IndexRead, pages, rows, to_avs
+from outreach.task_store.items import IndexRead, pages, to_avs
 
 CAMPAIGN_OPEN_INDEX = "campaign-open"
 CAMPAIGN_OPEN_KEY = "campaign_open_key"
@@ -54,7 +51,8 @@ def campaign_key_fields(kind: str, campaign_id: str | None, status: Status, shar
     return {CAMPAIGN_OPEN_KEY: campaign_open_key(campaign_id, status, shard)}
 
 
-def _request(campaign_id: str, status: Status, shard: int) -> dict[str, Any]:
+def campaign_open_request(campaign_id: str, status: Status, shard: int) -> dict[str, Any]:
+    """The Query of one campaign's entries in one open ``status`` and ``shard``, earliest send first."""
     return {
         "IndexName": CAMPAIGN_OPEN_INDEX,
         "KeyConditionExpression": "#key = :key",
@@ -62,15 +60,6 @@ def _request(campaign_id: str, status: Status, shard: int) -> dict[str, Any]:
         "ExpressionAttributeValues": to_avs({":key": campaign_open_key(campaign_id, status, shard)}),
         "ScanIndexForward": True,
     }
-
-
-def campaign_open_rows(
-    campaign_id: str, status: Status, *, cost: IndexRead | None = None
-) -> Iterator[dict[str, Any]]:
-    """The campaign's email tasks in an open ``status``, whole rows, shard after shard (each shard in
-    ``send_at`` order), page by page, lazily: only the campaign's own entries are read."""
-    for shard in range(config.open_index_shards()):
-        yield from rows("query", _request(campaign_id, status, shard), cost=cost)
 
 
 def next_send_at(campaign_id: str, *, cost: IndexRead | None = None) -> str | None:
@@ -81,7 +70,7 @@ def next_send_at(campaign_id: str, *, cost: IndexRead | None = None) -> str | No
     """
     earliest: list[str] = []
     for shard in range(config.open_index_shards()):
-        request = _request(campaign_id, Status.PENDING, shard)
+        request = campaign_open_request(campaign_id, Status.PENDING, shard)
         request["ExpressionAttributeNames"]["#at"] = "send_at"
         request.update({"Limit": 1, "ProjectionExpression": "#at"})
         first = next(pages("query", request, cost=cost))

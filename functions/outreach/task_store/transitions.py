@@ -29,6 +29,7 @@ from outreach.task_model import (
 from outreach.task_store.campaign_open import CAMPAIGN_OPEN_KEY, campaign_key_fields
 from outreach.task_store.counters import counter_shard, counter_update, first_failures, task_deltas
 from outreach.task_store.items import is_condition_failure, to_av, to_avs
+from outreach.task_store.open_emails import OpenEmail
 from outreach.task_store.reads import get_task
 from outreach.task_store.rules import MAY_HAVE_BEEN_SENT, RULES, Holder, Rule, bound_values, holder_condition
 
@@ -56,7 +57,12 @@ class _Seen:
     failure_reason: str | None = None
 
     @classmethod
-    def of(cls, task: Task | MalformedTask) -> _Seen:
+    def of(cls, task: Task | MalformedTask | OpenEmail) -> _Seen:
+        if isinstance(task, OpenEmail):
+            return cls(
+                task.task_id, task.kind, task.job_id, task.status, task.updated_at, task.lease_owner,
+                task.open_shard, task.step, task.failure_reason,
+            )  # fmt: skip
         if not isinstance(task, Task):
             # A malformed row only ever leaves the index (fail_malformed): its shard is never written.
             return cls(task.task_id, task.kind, task.job_id, task.status, task.updated_at, None, None)
@@ -123,7 +129,7 @@ def apply(
 
 
 def rule_update(
-    rule: Rule, task: Task | MalformedTask, fields: Mapping[str, Any] | None = None, **values: Any
+    rule: Rule, task: Task | MalformedTask | OpenEmail, fields: Mapping[str, Any] | None = None, **values: Any
 ) -> tuple[_Seen, Status, dict[str, Any]]:
     """The conditional ``Update`` that applies ``rule`` to ``task`` as read (what ``apply`` writes), with
     what was read and the status it was read in; ``TransitionRejectedError`` without a write when the

@@ -30,6 +30,7 @@ from outreach.item_size import TRANSACTION_ACTION_LIMIT
 from outreach.task_model import Task
 from outreach.task_store.counters import counter_shard, counter_update
 from outreach.task_store.items import cancellation_codes
+from outreach.task_store.open_emails import OpenEmail
 from outreach.task_store.rules import Rule
 from outreach.task_store.transitions import rule_update
 
@@ -54,8 +55,8 @@ class BatchOutcome:
 
 def apply_batched(
     rule: Rule,
-    tasks: Sequence[Task],
-    fields: Callable[[Task], Mapping[str, Any]],
+    tasks: Sequence[Task | OpenEmail],
+    fields: Callable[[Task | OpenEmail], Mapping[str, Any]],
     *,
     on_written: Callable[[Sequence[str]], None] | None = None,
 ) -> BatchOutcome:
@@ -90,9 +91,9 @@ def apply_batched(
     return outcome
 
 
-def _chunks(tasks: Sequence[Task]) -> Iterator[list[Task]]:
+def _chunks(tasks: Sequence[Task | OpenEmail]) -> Iterator[list[Task | OpenEmail]]:
     """The tasks grouped by job and counter shard, at most ``TASKS_PER_TRANSACTION`` a group."""
-    groups: dict[tuple[str, int], list[Task]] = {}
+    groups: dict[tuple[str, int], list[Task | OpenEmail]] = {}
     for task in tasks:
         groups.setdefault((str(task.job_id), counter_shard(task.task_id)), []).append(task)
     for _, group in sorted(groups.items()):
@@ -104,7 +105,7 @@ def _chunks(tasks: Sequence[Task]) -> Iterator[list[Task]]:
 class _Pending:
     """A task's ``Update``, what it adds to its counter shard and the examples it offers it."""
 
-    task: Task
+    task: Task | OpenEmail
     update: dict[str, Any]
     deltas: Mapping[str, int]
     firsts: Mapping[str, str]

@@ -18,7 +18,9 @@ import boto3
 from moto import mock_aws
 from moto.dynamodb.models import dynamodb_backends
 
+from embedded_aws.dynamodb_condition_parses import remember_condition_parses
 from embedded_aws.dynamodb_indexed_query import query_one_partition
+from embedded_aws.dynamodb_query_projection import project_top_level_names_directly
 from embedded_aws.dynamodb_response_items import write_dynamodb_items_directly
 from embedded_aws.dynamodb_size_limits import enforce_dynamodb_size_limits
 from embedded_aws.dynamodb_transactions import make_transactions_atomic
@@ -117,6 +119,8 @@ def sandbox(prefix: str = "bench", *, extra_env: dict[str, str] | None = None) -
     make_transactions_atomic()
     enforce_dynamodb_size_limits()
     write_dynamodb_items_directly()
+    project_top_level_names_directly()
+    remember_condition_parses()
     remember_update_expression_parses()
     scan_queues_with_one_clock_read()
     query_one_partition()

@@ -25,9 +25,11 @@ from typing import Any
 from rich.console import Console
 from rich.progress import Progress
 
+from outreach import task_store
 from outreach.email_schedules import delete_schedule
-from outreach.task_model import Kind, Status, Task
-from outreach_operator import scheduler_calls, task_actions, task_queries
+from outreach.task_model import Status
+from outreach.task_store import OpenEmail
+from outreach_operator import scheduler_calls, task_actions
 from outreach_operator.cli.campaigns.scheduler_rate import scheduler_rate_of
 from outreach_operator.cli.confirm import confirm_change
 from outreach_operator.cli.jobs.progress import progress_bar
@@ -82,7 +84,7 @@ def cancel_campaign(
             moved_on = outcome.rejected  # claimed or done meanwhile: not interrupted
             bar.update(tasks_bar, total=len(pending), completed=len(pending))
             if deleting is not None:
-                names = {t.task_id: t.email.schedule_name for t in pending if t.email is not None}
+                names = {t.task_id: t.schedule_name for t in pending}
 
                 def delete(task_id: str) -> bool:
                     return delete_schedule(names[task_id], group)
@@ -153,22 +155,17 @@ def _delete_schedules(
     return existed_count
 
 
-def _email_tasks(campaign_id: str, status: Status) -> list[Task]:
-    """The campaign's email tasks in an open ``status`` (its own keys of the ``campaign-open`` index:
-    no other campaign's email is read)."""
-    return [
-        task
-        for task in task_queries.campaign_open_emails(campaign_id, status)
-        if task.kind == Kind.EMAIL.value and task.email is not None
-    ]
+def _email_tasks(campaign_id: str, status: Status) -> list[OpenEmail]:
+    """The campaign's email tasks in an open ``status``, the fields the cancel needs (its own keys of
+    the ``campaign-open`` index, projected: no other campaign's email is read, nor any message)."""
+    return list(task_store.open_emails(campaign_id, status))
 
 
-def _email_view(task: Task) -> dict[str, Any]:
-    assert task.email is not None  # _email_tasks keeps email tasks only
+def _email_view(task: OpenEmail) -> dict[str, Any]:
     return {
         "task_id": task.task_id,
-        "step": task.email.step,
-        "recipient": task.email.recipient,
-        "send_at": task.email.send_at,
-        "schedule_name": task.email.schedule_name,
+        "step": task.step,
+        "recipient": task.recipient,
+        "send_at": task.send_at,
+        "schedule_name": task.schedule_name,
     }
