@@ -8,8 +8,10 @@ carries on past a failed stream record and reports every failure, which lets lat
 effects run before the earlier failure is retried.
 https://docs.aws.amazon.com/lambda/latest/dg/services-ddb-batchfailurereporting.html
 
-Each message carries its job as its message group, the tenant SQS fair queues share the queue by
-(:mod:`outreach.scrape_messages`); a scrape task whose record names no job is an unparseable record.
+Each message carries the task's tenant as its message group, the tenant SQS fair queues share the
+queue by: the ``message_group`` of the record's new image, or its job for a row written before rows
+named one (:mod:`outreach.scrape_tenants`, :mod:`outreach.scrape_messages`). A scrape task whose record
+names no job, or a tenant that is not one of its job's, is an unparseable record.
 """
 
 from __future__ import annotations
@@ -22,10 +24,11 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import BotoCoreError, ClientError
 
 from outreach import clients, config
-from outreach.errors import StreamBatchError, UnparseableRecordError
+from outreach.errors import MalformedFieldError, StreamBatchError, UnparseableRecordError
 from outreach.observability import MetricUnit, logger, metrics
 from outreach.scrape_messages import scrape_batch_entry
-from outreach.stream_records import TaskChange, parse_task_change, sequence_number
+from outreach.scrape_tenants import row_tenant
+from outreach.stream_records import parse_task_change, sequence_number
 
 SEND_BATCH_LIMIT = 10
 # Entries SQS rejected with a retryable (sender-fault false) error are resent this many times before
@@ -37,7 +40,7 @@ _SEND_RETRIES = 2
 class _Dispatch:
     sequence_number: str
     task_id: str
-    job_id: str
+    message_group: str
 
 
 def _send(dispatches: Sequence[_Dispatch]) -> str | None:
@@ -58,7 +61,7 @@ def _send_chunk(queue_url: str, chunk: list[_Dispatch]) -> str | None:
             response = clients.sqs().send_message_batch(
                 QueueUrl=queue_url,
                 Entries=[
-                    scrape_batch_entry(entry_id, dispatch.task_id, dispatch.job_id)
+                    scrape_batch_entry(entry_id, dispatch.task_id, dispatch.message_group)
                     for entry_id, dispatch in entries.items()
                 ],
             )
@@ -98,12 +101,19 @@ def _failure(sequence: str) -> dict[str, list[dict[str, str]]]:
     return {"batchItemFailures": [{"itemIdentifier": sequence}]}
 
 
-def _dispatchable(record: Mapping[str, Any]) -> TaskChange:
-    """The record's change; a scrape task that became Pending must name its job (its message group)."""
+def _dispatchable(record: Mapping[str, Any]) -> _Dispatch | None:
+    """The message to send for the record, if its task became Pending; a scrape task that became Pending
+    must name its job, and may name one of its job's tenants (the message group)."""
     change = parse_task_change(record)
-    if change.scrape_task_became_pending and not change.job_id:
+    if not change.scrape_task_became_pending:
+        return None
+    if not change.job_id:
         raise UnparseableRecordError("scrape task without job_id")
-    return change
+    try:
+        group = row_tenant(change.message_group, change.job_id)
+    except MalformedFieldError as exc:
+        raise UnparseableRecordError(str(exc)) from exc
+    return _Dispatch(sequence_number=change.sequence_number, task_id=change.task_id, message_group=group)
 
 
 def dispatch_records(records: Sequence[Mapping[str, Any]]) -> dict[str, list[dict[str, str]]]:
@@ -115,13 +125,13 @@ def dispatch_records(records: Sequence[Mapping[str, Any]]) -> dict[str, list[dic
             # same thing explicitly, and bisect narrows the batch down to this record.
             raise StreamBatchError(f"stream record without SequenceNumber: eventID={record.get('eventID')!r}")
         try:
-            change = _dispatchable(record)
+            dispatch = _dispatchable(record)
         except UnparseableRecordError as exc:
             logger.error("unparseable stream record", extra={"sequence_number": seq, "reason": str(exc)})
             unsent = _send(pending)
             return _failure(unsent if unsent is not None else seq)
-        if change.scrape_task_became_pending:
-            pending.append(_Dispatch(sequence_number=seq, task_id=change.task_id, job_id=str(change.job_id)))
+        if dispatch is not None:
+            pending.append(dispatch)
         else:
             metrics.add_metric(name="StreamRecordsIgnored", unit=MetricUnit.Count, value=1)
     unsent = _send(pending)

@@ -19,6 +19,8 @@ class TaskChange:
     kind: str | None
     old_status: str | None
     new_status: str | None
+    # The new image's ``message_group`` (its tenant on the scrape queue), unchecked; None without one.
+    message_group: str | None = None
 
     @property
     def scrape_task_became_pending(self) -> bool:
@@ -83,4 +85,5 @@ def parse_task_change(record: Mapping[str, Any]) -> TaskChange:
         kind=_string_attribute(new_image, "kind") or _string_attribute(old_image, "kind"),
         old_status=_string_attribute(old_image, "status"),
         new_status=_string_attribute(new_image, "status"),
+        message_group=_string_attribute(new_image, "message_group"),
     )

@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from outreach.email_task import email_reply_handle, email_schedule_name, is_one_address, parse_utc_iso
 from outreach.errors import MalformedFieldError
+from outreach.scrape_tenants import row_tenant
 from outreach.sequence_rules import SequenceRules
 
 
@@ -243,10 +244,18 @@ class Task:
     # The ``open-tasks`` shard its ``open_key`` names (None for a row without one, a terminal task):
     # every status change keeps it.
     open_shard: int | None = None
+    # A scrape task's tenant on the scrape queue (``scrape_tenants``), as its row names it; None for a
+    # row written before tenants were stored.
+    message_group: str | None = None
 
     @property
     def is_terminal(self) -> bool:
         return self.status.is_terminal
+
+    @property
+    def tenant(self) -> str:
+        """The ``MessageGroupId`` of this task's scrape message: its row's tenant, else its job."""
+        return self.message_group or self.job_id
 
     def lease_is_live(self, now: float) -> bool:
         return self.lease is not None and self.lease.expires_at > now
@@ -283,6 +292,11 @@ class Task:
                     else None
                 ),
                 open_shard=open_key_shard(item["open_key"]) if "open_key" in item else None,
+                message_group=(
+                    row_tenant(item["message_group"], str(item["job_id"]))
+                    if "message_group" in item
+                    else None
+                ),
             )
         except (KeyError, ValueError, TypeError) as exc:
             raise ValueError(f"not a task row: {exc}") from exc

@@ -39,10 +39,15 @@ locals {
   # Pipes applies the template to each record; the result is the scrape message body. Written
   # literally: jsonencode would escape the angle brackets of the placeholder.
   pipe_input_template = "{\"task_id\": \"<$.dynamodb.Keys.task_id.S>\"}"
-  # Each message's group is its job, the tenant SQS fair queues share the scrape queue by; a dynamic
-  # path parameter, read from the record at run time (eb-pipes-event-target.html). The dispatcher
-  # sends the same group (functions/outreach/scrape_messages.py).
-  pipe_message_group = "$.dynamodb.NewImage.job_id.S"
+  # Each message's group is the task's tenant, the unit SQS fair queues share the scrape queue by: the
+  # row's message_group, one of the tenants its job is spread over at creation
+  # (functions/outreach/scrape_tenants.py); a dynamic path parameter, read from the record at run time
+  # (eb-pipes-event-target.html). The dispatcher sends the same group. The reconciler's requeue writes
+  # the attribute on a row that lacks it; a record still without it (a row written before rows named
+  # their tenant, made Pending by an operator's requeue) is left unsent (what a pipe does with a path
+  # the record lacks is unconfirmed; the embedded AWS fails it at the target, so it ends in the DLQ),
+  # and the scrape reconciler sends its message with its job as its group.
+  pipe_message_group = "$.dynamodb.NewImage.message_group.S"
 
   stream_read_statements = [
     {

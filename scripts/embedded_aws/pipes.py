@@ -17,7 +17,8 @@ have SQS targets.)
 The SQS target's ``SqsQueueParameters.MessageGroupId`` is sent with every message. It may be a dynamic
 path parameter, a whole value of the form ``$.a.b`` replaced by the record's value at that path
 ("Dynamic path parameters", https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-pipes-event-target.html);
-the scrape pipe names the job this way, the tenant of SQS fair queues. Unconfirmed: the API reference
+the scrape pipe names the task's tenant this way (its row's ``message_group``), the tenant of SQS
+fair queues. Unconfirmed: the API reference
 calls the field "the FIFO message group ID"
 (https://docs.aws.amazon.com/eventbridge/latest/pipes-reference/API_PipeTargetSqsQueueParameters.html)
 and does not say a pipe passes it to a standard queue, which EventBridge rules' SqsParameters do for

@@ -98,3 +98,55 @@ def test_a_noisy_tenant_that_sent_nothing_for_5_minutes_is_quiet_again(
     # AND once it has sent nothing for 5 minutes it is quiet again: its older messages come first
     frozen.advance(300 - 91 + 1)
     assert _receive(sqs, url, 1) == ["big"]
+
+
+class _Consumers:
+    """``slots`` consumers, each holding a message for ``seconds``, then deleting it and receiving the
+    next; the group of every message received, in order."""
+
+    def __init__(self, sqs: Any, url: str, frozen: VirtualClock, slots: int, seconds: float) -> None:
+        self.sqs, self.url, self.frozen, self.slots, self.seconds = sqs, url, frozen, slots, seconds
+        self.held: list[tuple[float, str]] = []  # (ends, receipt handle)
+        self.received: list[str] = []
+
+    def run(self, seconds: float) -> None:
+        """One second at a time for ``seconds``: delete what ended, fill the free slots."""
+        for _ in range(int(seconds)):
+            now = self.frozen.now()
+            for _, handle in [h for h in self.held if h[0] <= now]:
+                self.sqs.delete_message(QueueUrl=self.url, ReceiptHandle=handle)
+            self.held = [h for h in self.held if h[0] > now]
+            while len(self.held) < self.slots:
+                messages = self.sqs.receive_message(
+                    QueueUrl=self.url, MaxNumberOfMessages=1, VisibilityTimeout=600, AttributeNames=["All"]
+                ).get("Messages", [])
+                if not messages:
+                    break
+                self.held.append((now + self.seconds, messages[0]["ReceiptHandle"]))
+                self.received.append(messages[0]["Attributes"]["MessageGroupId"])
+            self.frozen.advance(1)
+
+
+def test_a_job_spread_over_many_tenants_takes_the_slots_a_job_of_few_tenants_frees(
+    queue: tuple[Any, str], frozen: VirtualClock
+) -> None:
+    sqs, url = queue
+    # GIVEN a big job spread over 3 tenants (outreach.scrape_tenants: 343 sites) on 16 consumers whose
+    # invocations end one after another (10 s each, started a second apart), its messages waiting behind
+    for n in range(300):
+        sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"n": n}), MessageGroupId=f"big#{n % 3}")
+    consumers = _Consumers(sqs, url, frozen, 0, 10)
+    for slots in range(1, 17):
+        consumers.slots = slots
+        consumers.run(1)
+    consumers.run(30)
+    # AND a small job of 34 messages over 30 tenants (34 sites) sent then
+    for n in range(34):
+        sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"n": n}), MessageGroupId=f"small#{n % 30}")
+    # WHEN the consumers go on
+    before = len(consumers.received)
+    consumers.run(40)
+    # THEN every slot freed goes to the small job until none of its messages waits, then to the big one
+    after = [group.split("#")[0] for group in consumers.received[before:]]
+    assert after[:34] == ["small"] * 34
+    assert set(after[34:]) == {"big"}

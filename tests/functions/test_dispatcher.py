@@ -163,15 +163,48 @@ def test_an_unparseable_record_is_logged_with_its_sequence_number(
     assert [getattr(record, "sequence_number", None) for record in errors] == ["202"]
 
 
-def test_every_scrape_message_carries_its_job_as_its_message_group(
+def test_every_scrape_message_carries_the_tenant_its_row_names_as_its_message_group(
     resources: Resources, lambda_context: FakeContext
 ) -> None:
-    # GIVEN inserts of Pending scrape tasks of job-1 (SQS fair queues: the group is the tenant,
+    # GIVEN inserts of Pending scrape tasks of job-1 whose rows name their tenants (SQS fair queues:
+    # the group is the tenant,
     # https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-fair-queues.html)
+    event = load_event("stream_201_202_203_inserts.json")
+    for record, tenant in zip(event["Records"], ["job-1#3", "job-1#0", "job-1#29"], strict=True):
+        record["dynamodb"]["NewImage"]["message_group"] = {"S": tenant}
+    dispatcher.lambda_handler(event, lambda_context)
+    # THEN each message names its row's tenant as its group
+    groups = {
+        json.loads(m["Body"])["task_id"]: m["Attributes"].get("MessageGroupId")
+        for m in receive_all(resources.queue_url)
+    }
+    assert groups == {"task-a": "job-1#3", "task-b": "job-1#0", "task-c": "job-1#29"}
+
+
+def test_a_message_whose_row_names_no_tenant_carries_its_job_as_its_message_group(
+    resources: Resources, lambda_context: FakeContext
+) -> None:
+    # GIVEN inserts of Pending scrape tasks of job-1 written before rows named their tenant
     dispatcher.lambda_handler(load_event("stream_201_202_203_inserts.json"), lambda_context)
     # THEN every message names job-1 as its group
     groups = [m["Attributes"].get("MessageGroupId") for m in receive_all(resources.queue_url)]
     assert groups == ["job-1", "job-1", "job-1"]
+
+
+@pytest.mark.parametrize("tenant", ["job-2#1", "job-1#1 ", "j" * 129, "job-1#99"])
+def test_a_pending_scrape_task_naming_a_tenant_not_of_its_job_is_an_unparseable_record(
+    resources: Resources, lambda_context: FakeContext, caplog: pytest.LogCaptureFixture, tenant: str
+) -> None:
+    # GIVEN records 201, 202, 203 where 202's new image names a tenant that is not one of job-1's
+    event = load_event("stream_201_202_203_inserts.json")
+    event["Records"][1]["dynamodb"]["NewImage"]["message_group"] = {"S": tenant}
+    # WHEN the dispatcher handles the batch
+    response = dispatcher.lambda_handler(event, lambda_context)
+    # THEN 202 is reported, naming the field, 201 was sent and 203 was not
+    assert response == {"batchItemFailures": [{"itemIdentifier": "202"}]}
+    assert _sent_task_ids(resources) == ["task-a"]
+    reasons = [getattr(r, "reason", "") for r in caplog.records if r.levelname == "ERROR"]
+    assert len(reasons) == 1 and reasons[0].startswith("message_group: ")
 
 
 def test_a_pending_scrape_task_that_names_no_job_is_an_unparseable_record(

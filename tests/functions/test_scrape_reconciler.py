@@ -290,14 +290,88 @@ def test_the_handler_publishes_its_counts(
     assert emitted[-1]["TasksExamined"] == [1.0] and emitted[-1]["TasksRedispatched"] == [1.0]
 
 
-def test_a_resent_message_carries_its_job_as_its_message_group(
+def _row(task: Task) -> dict[str, Any]:
+    return dict(
+        boto3.client("dynamodb", region_name=REGION).get_item(
+            TableName=config.tasks_table(), Key={"task_id": {"S": task.task_id}}, ConsistentRead=True
+        )["Item"]
+    )
+
+
+def _forget_tenant(task: Task) -> None:
+    """The row as written before rows named their tenant: no ``message_group``."""
+    boto3.client("dynamodb", region_name=REGION).update_item(
+        TableName=config.tasks_table(),
+        Key={"task_id": {"S": task.task_id}},
+        UpdateExpression="REMOVE message_group",
+    )
+
+
+def test_a_resent_message_carries_the_tenant_its_row_names_as_its_message_group(
     resources: Resources, moment: list[float]
 ) -> None:
-    # GIVEN a Pending task of job-7 whose stream record never became a message
-    _tasks(["https://example.com"], job_id="job-7")
+    # GIVEN a Pending task of job-7 whose stream record never became a message; its row names one of
+    # the tenants job-7 is spread over
+    (task,) = _tasks(["https://example.com"], job_id="job-7")
+    tenant = _row(task)["message_group"]["S"]
+    assert tenant.startswith("job-7#")
     # WHEN the reconciler resends it
     moment[0] += PENDING_AFTER + 1
     assert _run().actions["redispatched"] == 1
-    # THEN its message names job-7 as its group, as the dispatcher's would (SQS fair queues' tenant)
+    # THEN its message names that tenant as its group, as the dispatcher's would (SQS fair queues)
+    (message,) = receive_all(resources.queue_url)
+    assert message["Attributes"].get("MessageGroupId") == tenant
+
+
+def test_a_resent_message_whose_row_names_no_tenant_carries_its_job_as_its_message_group(
+    resources: Resources, moment: list[float]
+) -> None:
+    # GIVEN a stale Pending task of job-7 written before rows named their tenant
+    (task,) = _tasks(["https://example.com"], job_id="job-7")
+    _forget_tenant(task)
+    # WHEN the reconciler resends it
+    moment[0] += PENDING_AFTER + 1
+    assert _run().actions["redispatched"] == 1
+    # THEN its message names job-7 as its group
     (message,) = receive_all(resources.queue_url)
     assert message["Attributes"].get("MessageGroupId") == "job-7"
+
+
+def test_a_requeued_task_keeps_its_tenant_and_a_row_that_named_none_gets_its_job(
+    resources: Resources, moment: list[float]
+) -> None:
+    # GIVEN two stranded Running tasks of job-7, the second written before rows named their tenant
+    named, unnamed = _tasks(["https://example.com", "https://example.org"], job_id="job-7")
+    tenant = _row(named)["message_group"]["S"]
+    _forget_tenant(unnamed)
+    for task in (named, unnamed):
+        held = task_store.claim(
+            _get(task), message_id=f"m-{task.task_id}", receive_count=1, lease_seconds=480
+        )
+        task_store.record_retry(held, error="timeout: x")
+    # WHEN the reconciler re-queues them
+    moment[0] += RUNNING_AFTER + 1
+    assert _run().actions["requeued"] == 2
+    # THEN each Pending row names its tenant, the one the pipe's message group path reads
+    assert _row(named)["message_group"] == {"S": tenant}
+    assert _row(unnamed)["message_group"] == {"S": "job-7"}
+
+
+def test_a_row_naming_a_tenant_of_another_job_is_failed_as_malformed_naming_the_field(
+    resources: Resources, moment: list[float]
+) -> None:
+    # GIVEN a stale Pending task of job-7 whose row names a tenant of job-8
+    (task,) = _tasks(["https://example.com"], job_id="job-7")
+    boto3.client("dynamodb", region_name=REGION).update_item(
+        TableName=config.tasks_table(),
+        Key={"task_id": {"S": task.task_id}},
+        UpdateExpression="SET message_group = :other",
+        ExpressionAttributeValues={":other": {"S": "job-8#1"}},
+    )
+    # WHEN the reconciler runs
+    moment[0] += PENDING_AFTER + 1
+    report = _run()
+    # THEN no message is sent and the row is failed, its reason naming the field
+    assert report.malformed == 1 and receive_all(resources.queue_url) == []
+    reason = _row(task)["failure_reason"]["S"]
+    assert reason.startswith("malformed_task_row: ") and "message_group: not a tenant of its job" in reason

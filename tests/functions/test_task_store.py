@@ -61,6 +61,22 @@ def test_job_creation_writes_pending_scrape_tasks_with_all_fields(resources: Res
     assert task.created_at == task.updated_at
 
 
+def test_a_scrape_job_s_rows_name_their_tenants_counted_from_the_job_s_size(resources: Resources) -> None:
+    # GIVEN a job of 34 sites (30 tenants), and a chunk of a job of 3,000 sites (one tenant)
+    small = task_store.create_scrape_job("small", [f"https://s{i}.example" for i in range(34)])
+    chunk = task_store.create_scrape_job("big", [f"https://b{i}.example" for i in range(5)], job_sites=3000)
+    # THEN each row names its tenant (outreach.scrape_tenants): the small job's over its 30 tenants,
+    # every task of the big job in the job itself
+    small_tenants = {t.task_id: t.message_group for t in map(task_store.get_task, small.created) if t}
+    assert len(small_tenants) == 34
+    assert all(
+        g and g.split("#")[0] == "small" and 0 <= int(g.split("#")[1]) < 30 for g in small_tenants.values()
+    )
+    assert len(set(small_tenants.values())) >= 15
+    big_tenants = [t.message_group for t in map(task_store.get_task, chunk.created) if t]
+    assert big_tenants == ["big"] * 5
+
+
 def test_job_creation_rejects_invalid_urls_and_keeps_the_rest(resources: Resources) -> None:
     created = task_store.create_scrape_job(
         "job-1", ["ftp://example.com", "", "https://ok.example", "http://a b"]

@@ -241,9 +241,10 @@ def test_pipe_mode_moves_records_to_the_queue_with_bisect_finite_retries_and_a_d
     assert pipe["Source"] == pipeline["tasks_stream_arn"]
     assert pipe["Target"] == _queue_arn(applied, pipeline["scrape_queue_url"])
     assert pipe["TargetParameters"]["InputTemplate"] == '{"task_id": "<$.dynamodb.Keys.task_id.S>"}'
-    # each message's group is its job, read from the record (the SQS fair queues tenant)
+    # each message's group is the tenant its task row names, read from the record (the SQS fair
+    # queues tenant; outreach.scrape_tenants)
     group = pipe["TargetParameters"]["SqsQueueParameters"]["MessageGroupId"]
-    assert group == "$.dynamodb.NewImage.job_id.S"
+    assert group == "$.dynamodb.NewImage.message_group.S"
     assert parameters["StartingPosition"] == "TRIM_HORIZON"
     assert parameters["BatchSize"] == 10
     assert parameters["MaximumRetryAttempts"] == 3

@@ -11,7 +11,8 @@ longer than the thresholds Terraform derived from the applied settings:
   for it): re-queued (``Running -> Pending``, the stream dispatches it again) while it has attempts
   left, otherwise ``Failed`` with reason ``abandoned``, its attempt count and its last error;
 - ``Pending``, unchanged for ``pending_after_seconds`` (the stream can no longer send it): its
-  message is sent again to the scrape queue; the claim makes an extra message harmless.
+  message is sent again to the scrape queue, in the tenant its row names (``Task.tenant``, as the
+  dispatcher sends it); the claim makes an extra message harmless.
 
 Every action is one conditional write on the state that was read, so overlapping runs, or a run
 racing a worker, can neither act twice nor move a task backwards. The run stops before the Lambda
@@ -56,7 +57,7 @@ def redispatch(task: Task) -> Action:
         task_store.mark_redispatched(task)
     except errors.TransitionRejectedError:  # outcome: changed since read, another run or a worker has it
         return Action.LEFT_ALONE
-    message = scrape_message(task.task_id, task.job_id)
+    message = scrape_message(task.task_id, task.tenant)
     clients.sqs().send_message(QueueUrl=config.scrape_queue_url(), **message)
     return Action.REDISPATCHED
 

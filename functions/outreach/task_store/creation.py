@@ -20,6 +20,7 @@ from outreach.contacts.keys import normalise
 from outreach.email_task import PlannedEmail, utc_iso
 from outreach.errors import InvalidJobInputError, ItemTooLargeError, MalformedFieldError
 from outreach.item_size import ITEM_LIMIT_BYTES, TRANSACTION_ACTION_LIMIT, TRANSACTION_LIMIT_BYTES, item_size
+from outreach.scrape_tenants import tenant_count, tenant_of
 from outreach.task_ids import normalise_url, scrape_task_id, validate_job_id, validate_url_list
 from outreach.task_model import Kind, Status, open_key, shard_of
 from outreach.task_store.campaign_open import campaign_key_fields
@@ -72,12 +73,17 @@ class JobCreation:
     throttling: CreationThrottling = field(default_factory=CreationThrottling)
 
 
-def create_scrape_job(job_id: str, urls: Iterable[str]) -> JobCreation:
+def create_scrape_job(job_id: str, urls: Iterable[str], *, job_sites: int | None = None) -> JobCreation:
     """Write one Pending scrape task per distinct normalised URL; running it again creates nothing twice.
 
     Invalid URLs are returned in ``rejected`` with the reason instead of being written. A job id that is
     not a valid string, or ``urls`` that is a single string or bytes rather than a collection, raises
     ``InvalidJobInputError`` before anything is written.
+
+    Each row names its tenant on the scrape queue (``message_group``, ``scrape_tenants.tenant_of``),
+    the job being spread over ``scrape_tenants.tenant_count(job_sites)`` tenants: ``job_sites`` is the
+    size of the whole job when it is created over several calls (``outreach job create`` writes it in
+    chunks), by default the distinct sites of this call.
     """
     validate_job_id(job_id)
     validate_url_list(urls)
@@ -90,8 +96,18 @@ def create_scrape_job(job_id: str, urls: Iterable[str]) -> JobCreation:
             result.rejected.append((str(raw), str(exc)))
             continue
         wanted.setdefault(scrape_task_id(job_id, url), url)
+    tenants = tenant_count(job_sites if job_sites is not None else max(1, len(wanted)))
     rows = [
-        (task_id, {"kind": Kind.SCRAPE.value, "url": url, "attempts": 0}) for task_id, url in wanted.items()
+        (
+            task_id,
+            {
+                "kind": Kind.SCRAPE.value,
+                "url": url,
+                "attempts": 0,
+                "message_group": tenant_of(job_id, task_id, tenants),
+            },
+        )
+        for task_id, url in wanted.items()
     ]
     _create_tasks(job_id, Kind.SCRAPE, rows, result)
     return result

@@ -84,7 +84,16 @@ RULES: Mapping[str, Rule] = {
         Rule("fail", _RUNNING, Status.FAILED, Holder.LEASE_HOLDER, ("failure_reason",), LEASE_FIELDS),
         # ---- the reconcilers
         Rule("mark redispatched", _PENDING, None, Holder.UNCHANGED, adds=("redispatches",)),
-        Rule("requeue stuck", _RUNNING, Status.PENDING, Holder.UNCHANGED_UNHELD, removes=LEASE_FIELDS),
+        # sets the task's tenant (its row's, or its job for a row written before rows named one), so
+        # the pipe's message group path finds it on every task made Pending again
+        Rule(
+            "requeue stuck",
+            _RUNNING,
+            Status.PENDING,
+            Holder.UNCHANGED_UNHELD,
+            sets=("message_group",),
+            removes=LEASE_FIELDS,
+        ),
         Rule(
             "fail after attempts",
             _RUNNING,

@@ -257,9 +257,10 @@ def requeue_stuck(task: Task) -> None:
     """Running -> Pending for a task whose worker and message are gone (reconciler).
 
     Only if the task is unchanged since it was read and holds no live lease; the stream then
-    dispatches it again.
+    dispatches it again. The row keeps (or, written before rows named one, gets) its tenant
+    (``Task.tenant``), which the pipe's message group reads.
     """
-    apply(RULES["requeue stuck"], task)
+    apply(RULES["requeue stuck"], task, {"message_group": task.tenant})
 
 
 def fail_after_attempts(task: Task, *, max_attempts: int) -> None:

@@ -237,8 +237,8 @@ run "pipe_mode_moves_records_through_the_template_bisects_retries_finitely_and_h
   }
 
   assert {
-    condition     = one(one(aws_pipes_pipe.dispatch[0].target_parameters).sqs_queue_parameters).message_group_id == "$.dynamodb.NewImage.job_id.S"
-    error_message = "Each message's group must be its job (the SQS fair queues tenant), as the dispatcher sends it."
+    condition     = one(one(aws_pipes_pipe.dispatch[0].target_parameters).sqs_queue_parameters).message_group_id == "$.dynamodb.NewImage.message_group.S"
+    error_message = "Each message's group must be the tenant its task row names (the SQS fair queues tenant), as the dispatcher sends it."
   }
 
   assert {

@@ -1,7 +1,8 @@
 """A run's shape over virtual time: busy scraper slots and queue depth per job, with retries marked.
 
-While open, :func:`recorded_timeline` counts the scraper invocations running per job (the job is the
-message's group, ``MessageGroupId``, which every scrape message carries) and, every ``interval``
+While open, :func:`recorded_timeline` counts the scraper invocations running per job (the job of the
+message's group, ``MessageGroupId``, which every scrape message carries: one of its job's tenants,
+``<job>#<n>``, or the job itself; ``outreach.scrape_tenants``) and, every ``interval``
 virtual seconds, samples those counts beside each job's messages waiting in the scrape queue (visible,
 not in flight: the queue depth SQS reports as ``ApproximateNumberOfMessages``, split by group). A
 delivery whose receive count is above one is a retry, marked at its start; every invocation's length
@@ -72,13 +73,20 @@ class Timeline:
         return sum(lengths) / len(lengths) if lengths else None
 
 
+def job_of_group(group: Any) -> str | None:
+    """The job a message group belongs to: the text before its ``#`` (a job id has none)."""
+    if not group:
+        return None
+    return str(group).split("#", 1)[0] or None
+
+
 def job_of(event: Any) -> tuple[str, int]:
     """The job (message group) of a scraper event's first record, and that record's receive count."""
     records = event.get("Records", []) if isinstance(event, dict) else []
     if not records:
         return UNKNOWN_JOB, 1
     attributes = records[0].get("attributes", {})
-    job = attributes.get("MessageGroupId")
+    job = job_of_group(attributes.get("MessageGroupId"))
     if not job:
         with contextlib.suppress(ValueError, TypeError, AttributeError, IndexError):
             job = str(json.loads(records[0]["body"])["task_id"]).split("#")[1]
@@ -97,7 +105,7 @@ def _queued_by_job(stack: LocalPipeline) -> dict[str, int]:
     counts: dict[str, int] = {}
     for message in list(queue._messages):
         if now > message.visible_at and not now < message.delayed_until:
-            job = message.group_id or UNKNOWN_JOB
+            job = job_of_group(message.group_id) or UNKNOWN_JOB
             counts[job] = counts.get(job, 0) + 1
     return counts
 

@@ -3,7 +3,8 @@
 The whole pipeline runs on loopback as in ``makespan`` (the applied local root, the real zips, the
 pollers, the virtual clock, the web farm's sites answering after a fixed delay, 5 % of them failing
 their first delivery), and the scrape queue shares its consumers between jobs as SQS fair queues do
-(``embedded_aws.sqs_fair_queues``; every scrape message carries its job as its ``MessageGroupId``).
+(``embedded_aws.sqs_fair_queues``; every scrape message carries one of its job's tenants as its
+``MessageGroupId``, ``outreach.scrape_tenants``: many for the small job, few for the big one).
 On one stack and clock, after a warm-up job: the small job alone, the big job alone, then the big
 job with the small one created once the big one has run for ``START_AFTER`` of its makespan alone.
 

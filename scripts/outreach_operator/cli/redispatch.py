@@ -1,8 +1,8 @@
 """Re-dispatch from the table: a scrape task still Pending gets the message the dispatcher never sent.
 
 Replays read the table, not the stream (stream records expire after 24 hours): only a task whose row
-is still a Pending scrape task is sent, as the same message the dispatcher sends (its job as its
-message group, :mod:`outreach.scrape_messages`). A
+is still a Pending scrape task is sent, as the same message the dispatcher sends (the tenant its
+row names as its message group, :mod:`outreach.scrape_messages`). A
 task that moved on meanwhile needs nothing; a second message for a task already dispatched is
 acknowledged by the scraper as a duplicate, so a replay never does work twice.
 """
@@ -25,8 +25,8 @@ class Redispatch:
     """What one re-dispatch found and did, per task id."""
 
     to_send: list[str] = field(default_factory=list)
-    # The job of each task to send: its message group.
-    jobs: dict[str, str] = field(default_factory=dict)
+    # The tenant of each task to send (``Task.tenant``): its message group.
+    groups: dict[str, str] = field(default_factory=dict)
     sent: list[str] = field(default_factory=list)
     not_pending: dict[str, str] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
@@ -51,7 +51,7 @@ def plan(task_ids: Iterable[str]) -> Redispatch:
             result.not_pending[task_id] = task.status.value
         else:
             result.to_send.append(task_id)
-            result.jobs[task_id] = task.job_id
+            result.groups[task_id] = task.tenant
     return result
 
 
@@ -64,7 +64,7 @@ def send(queue_url: str, task_ids: list[str], result: Redispatch) -> None:
         chunk = task_ids[start : start + 10]
         response = clients.sqs().send_message_batch(
             QueueUrl=queue_url,
-            Entries=[scrape_batch_entry(str(i), tid, result.jobs[tid]) for i, tid in enumerate(chunk)],
+            Entries=[scrape_batch_entry(str(i), tid, result.groups[tid]) for i, tid in enumerate(chunk)],
         )
         result.sent.extend(chunk[int(entry["Id"])] for entry in response.get("Successful", []))
         failed = response.get("Failed", [])

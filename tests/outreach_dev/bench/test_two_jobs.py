@@ -44,6 +44,15 @@ def test_an_invocation_belongs_to_its_messages_group_and_a_receive_above_one_is_
     assert job_of({"Records": [record]}) == ("job-b", 2)
 
 
+def test_an_invocation_of_one_of_a_job_s_tenants_belongs_to_that_job() -> None:
+    # a job spread over tenants (outreach.scrape_tenants): the group is <job>#<n>
+    record: dict[str, Any] = {
+        "body": '{"task_id": "scrape#job-b#abc"}',
+        "attributes": {"ApproximateReceiveCount": "1", "MessageGroupId": "job-a#17"},
+    }
+    assert job_of({"Records": [record]}) == ("job-a", 1)
+
+
 def test_the_big_job_is_held_to_its_makespan_alone_plus_the_small_jobs_work() -> None:
     small = JobRun(tasks=34, makespan=60.0, mean_latency=8.0, concurrency=16)
     big = JobRun(tasks=343, makespan=200.0, mean_latency=8.0, concurrency=16, busy_while_queued=(16, 14))

@@ -206,19 +206,23 @@ def test_pipe_replay_redispatches_the_pending_tasks_of_the_dead_lettered_batch(
     assert receive_all(pipe_dlq) == []
 
 
-def test_a_replayed_message_carries_its_job_as_its_message_group(run: Run, resources: Resources) -> None:
-    # GIVEN a task of job jd whose stream batch the pipe gave up on
+def test_a_replayed_message_carries_the_tenant_its_row_names_as_its_message_group(
+    run: Run, resources: Resources
+) -> None:
+    # GIVEN a task of job jd whose stream batch the pipe gave up on; its row names one of jd's tenants
     arrival = clock.iso(int(clock.now()))
     task_store.create_scrape_job("jd", URLS[:1])
+    task = task_store.get_task(IDS[0])
+    assert task is not None and task.message_group is not None and task.message_group.startswith("jd#")
     pipe_dlq = _queue("outreach-test-dispatch-dlq")
     record = _failure_record([_insert(IDS[0], "100")], arrival)
     del record["payload"]
     _sqs().send_message(QueueUrl=pipe_dlq, MessageBody=json.dumps(record))
     # WHEN it is replayed
     run("--json", "dlq", "replay", "pipe", "--job", "jd", extra=["--pipe-dlq-url", pipe_dlq])
-    # THEN its message names jd as its group, as the dispatcher's would (SQS fair queues' tenant)
+    # THEN its message names that tenant as its group, as the dispatcher's would (SQS fair queues)
     (message,) = receive_all(resources.queue_url)
-    assert message["Attributes"].get("MessageGroupId") == "jd"
+    assert message["Attributes"].get("MessageGroupId") == task.message_group
 
 
 def test_a_pipe_replay_that_fails_halfway_says_what_it_did_and_leaves_the_rest_in_the_dlq(

@@ -15,6 +15,7 @@ import pytest
 from outreach import errors, task_store
 from outreach.task_ids import normalise_url, scrape_task_id
 from outreach.task_model import Kind
+from outreach_operator.cli.jobs import create
 from tests.outreach_operator.cli.conftest import (
     OPERATOR,
     Run,
@@ -78,6 +79,23 @@ def test_skip_invalid_writes_the_valid_lines_and_lists_the_skipped_ones(
     assert [bad["line"] for bad in report["skipped_invalid"]] == [4]
     assert (report["tasks"], report["created"], report["duplicates_in_file"]) == (2, 2, 1)
     assert task_store.job_counts("j2")["Pending"] == 2
+
+
+def test_a_job_created_in_chunks_is_spread_over_the_tenants_of_its_whole_size(
+    run: Run, resources: Resources, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a file of 40 sites written 10 at a time (10 sites alone would get 32 tenants)
+    monkeypatch.setattr(create, "CREATE_CHUNK", 10)
+    sites = tmp_path / "sites.txt"
+    sites.write_text("".join(f"https://site-{n}.example\n" for n in range(40)))
+    # WHEN the job is created
+    report = as_json(run("--json", "job", "create", "--file", str(sites), "--job-id", "j40"))
+    # THEN its rows name tenants of the 25 a job of 40 sites is spread over (outreach.scrape_tenants)
+    assert report["created"] == 40
+    rows = [task_store.get_task(scrape_task_id("j40", normalise_url(f"site-{n}.example"))) for n in range(40)]
+    tenants = [row.message_group if row else None for row in rows]
+    assert all(g and g.startswith("j40#") and int(g.split("#")[1]) < 25 for g in tenants)
+    assert max(int(str(g).split("#")[1]) for g in tenants) >= 20
 
 
 def test_creating_from_the_same_file_twice_creates_nothing_twice(

@@ -110,7 +110,7 @@ def _write_job(
         for start in range(0, len(sites.urls), CREATE_CHUNK):
             chunk = sites.urls[start : start + CREATE_CHUNK]
             try:
-                result = task_store.create_scrape_job(job_id, chunk)
+                result = task_store.create_scrape_job(job_id, chunk, job_sites=len(ids))
             except Exception as exc:
                 raise PartlyDone(
                     f"job create {job_id}",
