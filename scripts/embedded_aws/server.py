@@ -26,6 +26,7 @@ from embedded_aws.dynamodb_query_projection import project_top_level_names_direc
 from embedded_aws.dynamodb_read_isolation import isolate_dynamodb_reads
 from embedded_aws.dynamodb_response_items import write_dynamodb_items_directly
 from embedded_aws.dynamodb_size_limits import enforce_dynamodb_size_limits
+from embedded_aws.dynamodb_stream_images import write_stream_images_when_read
 from embedded_aws.dynamodb_transactions import make_transactions_atomic
 from embedded_aws.dynamodb_update_names import remember_update_expression_parses
 from embedded_aws.event_bus import support_event_pattern_rules
@@ -185,6 +186,7 @@ def embedded_aws(
     write_dynamodb_items_directly()
     project_top_level_names_directly()
     remember_condition_parses()
+    write_stream_images_when_read()
     remember_update_expression_parses()
     support_message_move_tasks()
     keep_redrive_allow_policies()

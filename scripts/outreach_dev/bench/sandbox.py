@@ -23,6 +23,7 @@ from embedded_aws.dynamodb_indexed_query import query_one_partition
 from embedded_aws.dynamodb_query_projection import project_top_level_names_directly
 from embedded_aws.dynamodb_response_items import write_dynamodb_items_directly
 from embedded_aws.dynamodb_size_limits import enforce_dynamodb_size_limits
+from embedded_aws.dynamodb_stream_images import write_stream_images_when_read
 from embedded_aws.dynamodb_transactions import make_transactions_atomic
 from embedded_aws.dynamodb_update_names import remember_update_expression_parses
 from embedded_aws.sqs_queue_scans import scan_queues_with_one_clock_read
@@ -121,6 +122,7 @@ def sandbox(prefix: str = "bench", *, extra_env: dict[str, str] | None = None) -
     write_dynamodb_items_directly()
     project_top_level_names_directly()
     remember_condition_parses()
+    write_stream_images_when_read()
     remember_update_expression_parses()
     scan_queues_with_one_clock_read()
     query_one_partition()
