@@ -17,7 +17,7 @@ from moto import mock_aws
 from outreach import clients
 from outreach_dev import function_env
 from tests.iam import scenarios, session_recording
-from tests.support import cpu_accounting, gc_thresholds, worker_groups
+from tests.support import botocore_models, cpu_accounting, gc_thresholds, moto_transactions, worker_groups
 from tests.support.aws import REGION, Resources, create_resources
 from tests.support.email import SENDER_DOMAIN
 from tests.support.lambda_context import FakeContext
@@ -39,8 +39,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     """The IAM evidence's recording of the handlers' unit tests, made as this run runs them; with
     ``--cpu-summary``, each test's CPU (tests/support/cpu_accounting.py); the collector's thresholds
-    (tests/support/gc_thresholds.py)."""
+    (tests/support/gc_thresholds.py); the botocore sessions' shared service models
+    (tests/support/botocore_models.py); moto's transactions copying each table once
+    (tests/support/moto_transactions.py)."""
     gc_thresholds.configure()
+    moto_transactions.install()
+    botocore_models.install()
     plugin = session_recording.SessionRecording(scenarios.FUNCTIONS, Path(__file__).resolve().parents[1])
     config.pluginmanager.register(plugin, session_recording.NAME)  # its pytest_configure runs now
     cpu_accounting.configure(config)

@@ -14,7 +14,8 @@ of a second artifact per deploy and layer versions to keep in step; at these siz
 The zips are reproducible: entries sorted, every timestamp 1980-01-01 00:00, permissions 0644 or
 0755, no ``__pycache__``/``.pyc``, no per-install pip metadata (RECORD, INSTALLER, REQUESTED,
 direct_url.json) and no console-script launchers (their shebang names the build interpreter).
-Building twice gives byte-identical zips.
+Building twice gives byte-identical zips. Functions whose zips hold the same files get the same bytes,
+so a build compresses each set of files once and copies that zip to the other functions' names.
 
 The installed dependency tree is cached under ``build/package-deps/`` by a hash of the requirement
 list and the target platform, so only the first build downloads wheels. Direct dependencies are
@@ -41,7 +42,7 @@ import tempfile
 import tomllib
 import zipfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
 
@@ -301,6 +302,16 @@ def write_zip(entries: Mapping[str, Path], destination: Path) -> BuiltPackage:
     )
 
 
+def copy_zip(package: BuiltPackage, destination: Path) -> BuiltPackage:
+    """``package``'s zip under another name: the bytes ``write_zip`` gives the same entries (a zip
+    does not hold its own file name), without compressing them again."""
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    partial = destination.with_name(f".{destination.name}.partial")
+    shutil.copyfile(package.path, partial)
+    partial.replace(destination)
+    return replace(package, function=destination.stem, path=destination)
+
+
 def _check_limits(package: BuiltPackage) -> None:
     if package.size > MAX_ZIP_BYTES:
         raise PackagingError(f"{package.path}: {package.size} bytes exceeds Lambda's 50 MB zip limit")
@@ -330,6 +341,8 @@ def build_packages(
         dependencies = tree_entries(install_dependencies(reqs, cache_root, runner=runner))
     code = {package: source_entries(source_dir, package) for package in sorted({s.package for s in specs})}
     built: list[BuiltPackage] = []
+    # Functions whose zips hold the same files get the same bytes: each set of files is compressed once.
+    written: dict[tuple[tuple[str, Path], ...], BuiltPackage] = {}
     for spec in specs:
         name = spec.name
         package_code = code[spec.package]
@@ -339,7 +352,10 @@ def build_packages(
             raise PackagingError(f"dependencies install files of the {spec.package} package: {clash[:5]}")
         entries = {**shared, **package_code}
         check_handler(entries, FUNCTIONS[name])
-        package = write_zip(entries, dist_dir / f"{name}.zip")
+        key = tuple(sorted(entries.items()))
+        destination = dist_dir / f"{name}.zip"
+        package = copy_zip(written[key], destination) if key in written else write_zip(entries, destination)
+        written.setdefault(key, package)
         _check_limits(package)
         built.append(package)
     return built
