@@ -1,14 +1,14 @@
 """One EventBridge Scheduler one-time schedule per email task: create it once, find it, delete it.
 
-The schedule fires at the task's ``send_at``, written as ``at(<UTC time>)`` with
-``ScheduleExpressionTimezone`` = ``UTC``: an absolute instant, so the hour the clocks go back, whose
-local wall times happen twice, cannot make it fire an hour early or late. It is never created in the
-past: the ``at()`` is at least ``MIN_LEAD_SECONDS`` after the moment of the call (AWS documents no
-answer for a past one-time schedule), and invokes the email worker with ``{"task_id": ...}``.
-Scheduler retries a failed delivery to Lambda twice and then puts the event in the email DLQ; after
-it has fired, the schedule deletes itself (``ActionAfterCompletion`` = ``DELETE``). Schedule names
-derive from the task id (``email_task.email_schedule_name``), so creating a schedule twice finds the
-first (``ConflictException``) and creates nothing.
+The schedule fires at the task's ``send_at`` (the whole second at or after it), written as ``at(<UTC
+time>)`` with ``ScheduleExpressionTimezone`` = ``UTC``: an absolute instant, so the hour the clocks go
+back, whose local wall times happen twice, cannot make it fire an hour early or late. It is never
+created in the past: the ``at()`` is at least ``MIN_LEAD_SECONDS`` after the moment of the call (AWS
+documents no answer for a past one-time schedule), and invokes the email worker with ``{"task_id":
+...}``. Scheduler retries a failed delivery to Lambda twice and then puts the event in the email DLQ;
+after it has fired, the schedule deletes itself (``ActionAfterCompletion`` = ``DELETE``). Schedule
+names derive from the task id (``email_task.email_schedule_name``), so creating a schedule twice finds
+the first (``ConflictException``) and creates nothing.
 
 AWS: https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html#one-time (one-time
 schedules, time zones), https://docs.aws.amazon.com/scheduler/latest/APIReference/API_CreateSchedule.html
@@ -21,7 +21,7 @@ import json
 import math
 import os
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
@@ -71,8 +71,13 @@ class ScheduleTarget:
 
 
 def at_expression(moment: datetime) -> str:
-    """``at(yyyy-mm-ddThh:mm:ss)`` of ``moment`` in UTC (the schedules' ``ScheduleExpressionTimezone``)."""
-    return f"at({moment.astimezone(UTC).strftime('%Y-%m-%dT%H:%M:%S')})"
+    """``at(yyyy-mm-ddThh:mm:ss)`` of ``moment`` in UTC (the schedules' ``ScheduleExpressionTimezone``),
+    a fraction of a second rounded up: ``at()`` names whole seconds, so a time written down would fire
+    before ``moment``, and the email would go out before its planned send time."""
+    utc = moment.astimezone(UTC)
+    if utc.microsecond:
+        utc = utc.replace(microsecond=0) + timedelta(seconds=1)
+    return f"at({utc.strftime('%Y-%m-%dT%H:%M:%S')})"
 
 
 def fire_time(wanted: datetime, now: float) -> datetime:

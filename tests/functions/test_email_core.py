@@ -222,6 +222,22 @@ def test_a_send_time_in_the_hour_the_clocks_go_back_is_scheduled_at_its_own_inst
     assert expressions == ["at(2027-10-31T00:30:00)", "at(2027-10-31T01:30:00)"]
 
 
+def test_a_send_time_within_a_second_is_scheduled_at_the_next_whole_second_never_before(
+    target: email_schedules.ScheduleTarget,
+) -> None:
+    # at() names whole seconds and Scheduler fires at it, never before: 08:30:00.2 is written 08:30:01
+    late = replace(planned("a@example.org"), send_at=datetime(2027, 3, 2, 8, 30, 0, 200_000, tzinfo=UTC))
+    exact = replace(planned("b@example.org"), send_at=datetime(2027, 3, 2, 8, 30, 0, tzinfo=UTC))
+    for email in (late, exact):
+        email_schedules.ensure_schedule(email, target)
+    scheduler = boto3.client("scheduler", region_name=REGION)
+    expressions = [
+        scheduler.get_schedule(Name=email.schedule_name, GroupName=target.group)["ScheduleExpression"]
+        for email in (late, exact)
+    ]
+    assert expressions == ["at(2027-03-02T08:30:01)", "at(2027-03-02T08:30:00)"]
+
+
 def test_a_schedule_is_never_created_in_the_past(target: email_schedules.ScheduleTarget) -> None:
     email = planned("a@example.org")
     # The command wrote the task long before it got to the schedule: send_at has passed by then.
