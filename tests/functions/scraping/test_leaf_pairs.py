@@ -10,8 +10,10 @@ from hypothesis import strategies as st
 
 from outreach.scraping.markup_bounds import LEAF_NAMES, bound_markup
 
-NAMES = st.sampled_from([*LEAF_NAMES, "div", "p", "li", "ul", "table", "td", "tr", "svg", "select", "option",
-                         "template", "form", "nobr", "path", "b", "A", "Span", "script", "title"])  # fmt: skip
+NAMES = st.sampled_from(
+    [*LEAF_NAMES, "div", "p", "li", "ul", "table", "td", "tr", "svg", "select", "option", "template", "form",
+     "nobr", "path", "b", "A", "Span", "script", "title"]
+)  # fmt: skip
 PIECES = st.sampled_from(["x", " ", "", "id=a", " class='c'", "/", " /"])
 BROKEN = "<!---->"
 
