@@ -105,6 +105,8 @@ _LEAF_PAIR = (
 # Where the text of a raw-text element ends: its end tag's "</" and name in any ASCII case (a search
 # that skips from "</" to "</", not a lower-case copy of the whole markup).
 _RAW_TEXT_END = {name: re.compile(f"</{name}", re.IGNORECASE | re.ASCII) for name in RAW_TEXT}
+# Start tags that may do more than their push (see OpenElements.open).
+_NOT_PLAIN = NO_LEVEL | FOREIGN | set(LIST_SIBLINGS) | set(TABLE_SIBLINGS) | {"option"}
 _TOKEN = re.compile(rf"{_LEAF_PAIR}|<(/?)([A-Za-z][^\t\n\f\r />]*)|<!--")
 
 
@@ -160,7 +162,10 @@ def bound_markup(
             break
         position = tag_end + 1
         if match[2]:
-            stack.close(name)
+            if stack.top == name and name not in TABLE_PARTS:
+                stack.pop_top()  # what close() does with its element on top, its checks skipped
+            else:
+                stack.close(name)
             continue
         start_tags += 1
         if start_tags > MAX_START_TAGS:
@@ -169,7 +174,11 @@ def bound_markup(
         self_closing = text[tag_end - 1] == "/" and (
             tag_end - 1 == match.end() or text[tag_end - 2] in " \t\n\r\f\"'"
         )
-        if not stack.open(name, max_depth, self_closing=self_closing):
+        if stack.opens_plainly(name):
+            opened = stack.push(name, max_depth)  # what open() does for it, its checks skipped
+        else:
+            opened = stack.open(name, max_depth, self_closing=self_closing)
+        if not opened:
             return BoundedMarkup(text[: match.start()], "nesting")
         if name in RAW_TEXT and not stack.in_foreign_content:
             found = _RAW_TEXT_END[name].search(text, position)
@@ -236,6 +245,27 @@ class _OpenElements:
         return len(self._names) + self._reopened_total
 
     @property
+    def top(self) -> str | None:
+        return self._names[-1] if self._names else None
+
+    def opens_plainly(self, name: str) -> bool:
+        """True when the start tag of ``name`` closes nothing and is pushed as it is: outside select,
+        svg and math, no void, foreign, list or table sibling or option, and no block start tag
+        while a p is open."""
+        return (
+            not self._restricting and name not in _NOT_PLAIN and not (name in CLOSES_P and self._at.get("p"))
+        )
+
+    def pop_top(self) -> None:
+        """Close the element on top by its own end tag (``_pop_to`` of the top, explicitly)."""
+        name = self._names.pop()
+        self._at[name].pop()
+        if name in MARKERS and len(self._reopened) > 1:
+            self._reopened_total -= sum(self._reopened.pop().values())
+        for positions in self._lists(name):
+            positions.pop()
+
+    @property
     def in_foreign_content(self) -> bool:
         """Inside svg or math, where script and style hold markup, not raw text."""
         return bool(self._foreign)
@@ -264,15 +294,15 @@ class _OpenElements:
                 if name in ("td", "th") and self._in_scope("tr", TABLE_SCOPE) < 0:
                     implied.append("tr")
                 for element in implied:
-                    if not self._push(element, max_depth):
+                    if not self.push(element, max_depth):
                         return False
         elif name == "option" and self._names and self._names[-1] == "option":
             self._pop_to(len(self._names) - 1)
         if name in CLOSES_P and not self._restricting and self._at.get("p"):
             self._pop_to(self._in_scope("p", SCOPE_FOR["p"]))
-        return self._push(name, max_depth)
+        return self.push(name, max_depth)
 
-    def _push(self, name: str, max_depth: int) -> bool:
+    def push(self, name: str, max_depth: int) -> bool:
         names = self._names
         position = len(names)
         if position + self._reopened_total >= max_depth:
