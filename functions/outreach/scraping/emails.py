@@ -36,6 +36,13 @@ _ADDRESS = re.compile(
     rf"(?P<domain>{_LABEL}(?:{_DOT}{_LABEL})+)(?![\w-])",
     re.IGNORECASE,
 )
+# Every character an address match can hold (its parts in any case: under IGNORECASE [a-z] also
+# matches the dotless and dotted i, the long s and the Kelvin sign), and what every match holds: its
+# "at", as "@", bracketed or between blanks. The search runs only over runs of the former that hold
+# the latter; no match crosses a character outside them, so it finds what a search of all finds.
+_ADDRESS_CHARS = r"A-Za-z0-9._%+\- \t\[\](){}@\u0130\u0131\u017f\u212a"
+_OUTSIDE_ADDRESS = re.compile(rf"[^{_ADDRESS_CHARS}]")
+_AT_ANCHOR = re.compile(r"[@\[({ \t](?:(?<=@)|(?<=[\[({])[ \t]*+(?:at|@)|(?<=[ \t])at[ \t])", re.IGNORECASE)
 _SPELT_DOT = re.compile(rf"{_DOT_BRACKETED}|{_DOT_BARE}", re.IGNORECASE)
 _PLAIN = re.compile(rf"{_LOCAL_PART}@{_LABEL}(?:\.{_LABEL})+", re.IGNORECASE)
 _NOT_A_PROSE_WORD = re.compile(r"[0-9._%+-]")
@@ -108,7 +115,7 @@ def mailto_addresses(target: str) -> list[str]:
 def emails_in_text(text: str, *, page_host: str) -> list[tuple[str, Decoded]]:
     """Plain and written-out addresses in ``text`` with how each was read; prose is never made one."""
     found = []
-    for match in _ADDRESS.finditer(text):
+    for match in _address_matches(text):
         at = match.group("at")
         raw_local, raw_domain = match.group("local"), match.group("domain")
         local = _SPELT_DOT.sub(".", raw_local).lower()
@@ -125,6 +132,23 @@ def emails_in_text(text: str, *, page_host: str) -> list[tuple[str, Decoded]]:
         written_out = at != "@" or raw_local.lower() != local or raw_domain.lower() != domain
         found.append((address, Decoded.WRITTEN_OUT if written_out else Decoded.PLAIN))
     return found
+
+
+def _address_matches(text: str) -> Iterator[re.Match[str]]:
+    """``_ADDRESS.finditer(text)``, searched only in the runs of address characters that hold an "at"."""
+    searched_to = 0
+    backwards: str | None = None
+    for anchor in _AT_ANCHOR.finditer(text):
+        if anchor.start() < searched_to:
+            continue
+        if backwards is None:
+            backwards = text[::-1]
+        before = _OUTSIDE_ADDRESS.search(backwards, len(text) - anchor.start())
+        start = len(text) - before.start() if before is not None else 0
+        after = _OUTSIDE_ADDRESS.search(text, anchor.end())
+        # The character after the run stays in reach of the match's closing lookahead.
+        searched_to = after.start() + 1 if after is not None else len(text)
+        yield from _ADDRESS.finditer(text, start, searched_to)
 
 
 def plausible_email(address: str) -> bool:

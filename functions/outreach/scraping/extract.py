@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TypeVar
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
@@ -47,6 +48,10 @@ _INVISIBLE_START = re.compile(rf"<(?:{'|'.join(INVISIBLE_TAGS)})[\t\n\f\r />]", 
 _CLOUDFLARE_ATTRIBUTE = re.compile("data-cfemail", re.IGNORECASE)
 _BASE_START = re.compile(r"<base[\t\n\f\r />]", re.IGNORECASE)
 _AREA_START = re.compile(r"<area[\t\n\f\r />]", re.IGNORECASE)
+# Above this many characters the tree is asked directly (a query by tag name or attribute is a walk
+# over the elements in C) instead of first searching the markup case-insensitively for the tag or
+# attribute (a walk over every character, a few microseconds a kilobyte).
+_LOOK_AT_MARKUP_BELOW = 8_192
 
 SOCIAL_NETWORKS: dict[str, str] = {
     "linkedin.com": "linkedin",
@@ -147,7 +152,7 @@ def extract_page(
     visible = _collapse(root.text(separator=" ")) if root is not None else ""
     cloudflare = (
         [node.attributes.get("data-cfemail") or "" for node in tree.css("[data-cfemail]")]
-        if _CLOUDFLARE_ATTRIBUTE.search(bounded.html)
+        if _may_hold(bounded.html, _CLOUDFLARE_ATTRIBUTE)
         else []
     )
     language = _language(tree, metas)
@@ -177,6 +182,12 @@ def extract_page(
         skipped_links=skipped,
         markup_cut=bounded.cut,
     )
+
+
+def _may_hold(markup: str, pattern: re.Pattern[str]) -> bool:
+    """False when the tree cannot hold what ``pattern`` (a start tag or attribute name) would find in
+    short ``markup``; for longer markup True: the tree query itself is then cheaper than the search."""
+    return len(markup) >= _LOOK_AT_MARKUP_BELOW or pattern.search(markup) is not None
 
 
 def _collapse(text: str | None) -> str:
@@ -239,7 +250,7 @@ def _language(tree: LexborHTMLParser, metas: dict[str, str]) -> str | None:
 def _base_url(tree: LexborHTMLParser, markup: str, page_url: str, page: CanonicalUrl) -> tuple[LinkBase, int]:
     """What relative links resolve against, and 1 if an unusable ``<base href>`` was skipped."""
     own = LinkBase.of(page_url, page)
-    bases = tree.tags("base") if _BASE_START.search(markup) else []
+    bases = tree.tags("base") if _may_hold(markup, _BASE_START) else []
     node = next((base for base in bases if "href" in base.attributes), None)
     href = (node.attributes.get("href") or "").strip() if node is not None else ""
     if not href:
@@ -253,7 +264,8 @@ def _base_url(tree: LexborHTMLParser, markup: str, page_url: str, page: Canonica
 
 def _anchors(tree: LexborHTMLParser, markup: str) -> Iterator[tuple[LexborNode, str]]:
     """Links with an href, in document order (elements by tag name: no selector to compile)."""
-    nodes = tree.css("a[href], area[href]") if _AREA_START.search(markup) else tree.tags("a")
+    has_area = tree.tags("area") if len(markup) >= _LOOK_AT_MARKUP_BELOW else _AREA_START.search(markup)
+    nodes = tree.css("a[href], area[href]") if has_area else tree.tags("a")
     for node in nodes:
         href = (node.attributes.get("href") or "").strip()
         if href:
@@ -265,16 +277,20 @@ def _social_links(links: Iterable[_Link]) -> tuple[tuple[str, str], ...]:
     for link in links:
         host = link.target.host
         network = _network_for(host)
+        if network is None:
+            continue
         path = link.target.path.rstrip("/")
         first_segment = path.lstrip("/").split("/", 1)[0].lower()
-        if network is None or not path or first_segment in _NON_PROFILE_SEGMENTS:
+        if not path or first_segment in _NON_PROFILE_SEGMENTS:
             continue
         cleaned = f"https://{host}{path}"
         found.setdefault(cleaned, network)
     return tuple((network, url) for url, network in found.items())
 
 
+@lru_cache(maxsize=4096)
 def _network_for(hostname: str) -> str | None:
+    """The social network of a host name; cached: a page names the same few hosts over and over."""
     host = hostname.lower()
     for domain, network in SOCIAL_NETWORKS.items():
         if host == domain or host.endswith("." + domain):

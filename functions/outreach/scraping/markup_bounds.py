@@ -24,7 +24,9 @@ seconds).
 Most pages are spared the walk: each start tag adds at most three elements to the model (the implied
 ``tbody`` and ``tr`` of a table cell, then its own) and each begins with ``<``, so markup with at most
 ``max_depth / 3`` of them (and no more than :data:`MAX_START_TAGS`) can reach neither bound, and one
-count of ``<`` (a C loop over the string) settles it.
+count of ``<`` (a C loop over the string) settles it. The walk takes a leaf pair (``<span>text</span>``
+of an element whose start tag closes nothing and whose end tag then closes just it) in one step of
+the tag search: of the pair, only the depth check of its push can change the outcome.
 """
 
 from __future__ import annotations
@@ -63,7 +65,49 @@ MAX_START_TAGS = 50_000
 # A start tag opens at most the implied tbody and tr (a cell outside a row) and itself.
 _MAX_PUSHES_PER_START_TAG = 3
 
-_TAG = re.compile(r"<(/?)([A-Za-z][^\t\n\f\r />]*)|<!--")
+# Start tags with an effect beside their own push, or whose end tag closes by other rules.
+_EFFECTS = frozenset(
+    NO_LEVEL
+    | RAW_TEXT
+    | CLOSES_P
+    | MARKERS
+    | RESTRICTING
+    | FOREIGN
+    | TABLE_PARTS
+    | set(LIST_SIBLINGS)
+    | set(TABLE_SIBLINGS)
+    | {"option", "optgroup", "form", "plaintext"}
+)
+
+
+def _opens_and_closes_without_effect(name: str) -> bool:
+    """True when ``<name>`` right away followed by ``</name>`` leaves the model as it found it.
+
+    Such a start tag closes nothing implicitly (no sibling, no ``p``), opens no level of its own kind
+    (marker, restricting, foreign, void, raw text) and its end tag then closes just it, explicitly:
+    of the pair, only the depth check of its push can change the outcome.
+    """
+    return name not in _EFFECTS
+
+
+# Elements often written as a pair around text alone: <a href="...">text</a>, <span>text</span>.
+_LEAF_CANDIDATES = (
+    "a", "span", "strong", "em", "b", "i", "u", "s", "small", "label", "button", "abbr", "time", "sup",
+    "sub", "cite", "code", "mark", "q", "font", "bdi", "kbd", "var", "tspan", "text", "desc",
+)  # fmt: skip
+LEAF_NAMES = tuple(name for name in _LEAF_CANDIDATES if _opens_and_closes_without_effect(name))
+_ATTRIBUTES = r"(?:[\t\n\f\r /][^>]*)?"
+_LEAF_PAIR = (
+    rf"<({'|'.join(sorted(LEAF_NAMES, key=len, reverse=True))}){_ATTRIBUTES}(?<!/)>[^<]*</\1{_ATTRIBUTES}>"
+)
+# A leaf pair (group 1: its name, in lower case as written; a start tag not ending in "/"; text alone
+# before its end tag), else a tag (group 2: "/" of an end tag, group 3: the name), else a comment.
+# Where the text of a raw-text element ends: its end tag's "</" and name in any ASCII case (a search
+# that skips from "</" to "</", not a lower-case copy of the whole markup).
+_RAW_TEXT_END = {name: re.compile(f"</{name}", re.IGNORECASE | re.ASCII) for name in RAW_TEXT}
+# Start tags that may do more than their push (see OpenElements.open).
+_NOT_PLAIN = NO_LEVEL | FOREIGN | set(LIST_SIBLINGS) | set(TABLE_SIBLINGS) | {"option"}
+_TOKEN = re.compile(rf"{_LEAF_PAIR}|<(/?)([A-Za-z][^\t\n\f\r />]*)|<!--")
 
 
 @dataclass(frozen=True)
@@ -83,14 +127,24 @@ def bound_markup(
     if _cannot_reach_a_bound(text.count("<"), max_depth):
         return BoundedMarkup(text, "size" if size_cut else None)
     stack = _OpenElements()
-    lower = text.lower()
     position = 0
     start_tags = 0
+    search = _TOKEN.search
     while True:
-        match = _TAG.search(text, position)
+        match = search(text, position)
         if match is None:
             break
-        if match.group(0) == "<!--":
+        if match[1] is not None:
+            # A leaf pair: the element opens and closes again at once, so of the pair only the
+            # depth check can change anything.
+            start_tags += 1
+            if start_tags > MAX_START_TAGS:
+                return BoundedMarkup(text[: match.start()], "tags")
+            if stack.depth >= max_depth:
+                return BoundedMarkup(text[: match.start()], "nesting")
+            position = match.end()
+            continue
+        if match[3] is None:
             # A comment ends at "-->" or "--!>"; "<!-->" and "<!--->" are complete (empty) comments.
             ends = [
                 found
@@ -102,13 +156,16 @@ def bound_markup(
             end = min(ends)
             position = end + (4 if text.startswith("--!>", end) else 3)
             continue
-        closing, name = match.group(1) == "/", match.group(2).lower()
+        name = match[3].lower()
         tag_end = text.find(">", match.end())
         if tag_end < 0:
             break
         position = tag_end + 1
-        if closing:
-            stack.close(name)
+        if match[2]:
+            if stack.top == name and name not in TABLE_PARTS:
+                stack.pop_top()  # what close() does with its element on top, its checks skipped
+            else:
+                stack.close(name)
             continue
         start_tags += 1
         if start_tags > MAX_START_TAGS:
@@ -117,12 +174,17 @@ def bound_markup(
         self_closing = text[tag_end - 1] == "/" and (
             tag_end - 1 == match.end() or text[tag_end - 2] in " \t\n\r\f\"'"
         )
-        if not stack.open(name, max_depth, self_closing=self_closing):
+        if stack.opens_plainly(name):
+            opened = stack.push(name, max_depth)  # what open() does for it, its checks skipped
+        else:
+            opened = stack.open(name, max_depth, self_closing=self_closing)
+        if not opened:
             return BoundedMarkup(text[: match.start()], "nesting")
         if name in RAW_TEXT and not stack.in_foreign_content:
-            end = lower.find(f"</{name}", position)
-            if end < 0:
+            found = _RAW_TEXT_END[name].search(text, position)
+            if found is None:
                 break
+            end = found.start()
             stack.close(name)
             position = end + len(name) + 2
         elif name == "plaintext":
@@ -155,6 +217,53 @@ class _OpenElements:
         # Formatting elements closed implicitly, per marker level: they count as open.
         self._reopened: list[Counter[str]] = [Counter()]
         self._reopened_total = 0
+        # Per element name, the position lists above that hold its elements' positions too.
+        self._lists_of: dict[str, tuple[list[int], ...]] = {}
+
+    def _lists(self, name: str) -> tuple[list[int], ...]:
+        """The position lists an element ``name`` is entered in when pushed (and left when popped)."""
+        lists = self._lists_of.get(name)
+        if lists is None:
+            chosen = []
+            if name in SPECIAL:
+                chosen.append(self._special)
+                if name not in NOT_LIST_BOUNDARY:
+                    chosen.append(self._list_boundaries)
+            chosen += [positions for scope, positions in self._boundaries.items() if name in scope]
+            if name in RESTRICTING:
+                chosen.append(self._restricting)
+                if name in FOREIGN:
+                    chosen.append(self._foreign)
+            if name not in IMPLIED_END:
+                chosen.append(self._solid)
+            lists = self._lists_of[name] = tuple(chosen)
+        return lists
+
+    @property
+    def depth(self) -> int:
+        """The levels open: elements on the stack and formatting elements counted as open again."""
+        return len(self._names) + self._reopened_total
+
+    @property
+    def top(self) -> str | None:
+        return self._names[-1] if self._names else None
+
+    def opens_plainly(self, name: str) -> bool:
+        """True when the start tag of ``name`` closes nothing and is pushed as it is: outside select,
+        svg and math, no void, foreign, list or table sibling or option, and no block start tag
+        while a p is open."""
+        return (
+            not self._restricting and name not in _NOT_PLAIN and not (name in CLOSES_P and self._at.get("p"))
+        )
+
+    def pop_top(self) -> None:
+        """Close the element on top by its own end tag (``_pop_to`` of the top, explicitly)."""
+        name = self._names.pop()
+        self._at[name].pop()
+        if name in MARKERS and len(self._reopened) > 1:
+            self._reopened_total -= sum(self._reopened.pop().values())
+        for positions in self._lists(name):
+            positions.pop()
 
     @property
     def in_foreign_content(self) -> bool:
@@ -185,35 +294,25 @@ class _OpenElements:
                 if name in ("td", "th") and self._in_scope("tr", TABLE_SCOPE) < 0:
                     implied.append("tr")
                 for element in implied:
-                    if not self._push(element, max_depth):
+                    if not self.push(element, max_depth):
                         return False
         elif name == "option" and self._names and self._names[-1] == "option":
             self._pop_to(len(self._names) - 1)
-        if name in CLOSES_P and not self._restricting:
+        if name in CLOSES_P and not self._restricting and self._at.get("p"):
             self._pop_to(self._in_scope("p", SCOPE_FOR["p"]))
-        return self._push(name, max_depth)
+        return self.push(name, max_depth)
 
-    def _push(self, name: str, max_depth: int) -> bool:
-        if len(self._names) + self._reopened_total >= max_depth:
+    def push(self, name: str, max_depth: int) -> bool:
+        names = self._names
+        position = len(names)
+        if position + self._reopened_total >= max_depth:
             return False
         if name in MARKERS:
             self._reopened.append(Counter())
-        position = len(self._names)
         self._at[name].append(position)
-        if name in SPECIAL:
-            self._special.append(position)
-            if name not in NOT_LIST_BOUNDARY:
-                self._list_boundaries.append(position)
-        for scope, positions in self._boundaries.items():
-            if name in scope:
-                positions.append(position)
-        if name in RESTRICTING:
-            self._restricting.append(position)
-            if name in FOREIGN:
-                self._foreign.append(position)
-        if name not in IMPLIED_END:
-            self._solid.append(position)
-        self._names.append(name)
+        for positions in self._lists(name):
+            positions.append(position)
+        names.append(name)
         return True
 
     def close(self, name: str) -> None:
@@ -254,24 +353,14 @@ class _OpenElements:
         """Close every element from the top down to position ``index`` (its own end tag if ``explicit``)."""
         if index < 0:
             return
-        while len(self._names) > index:
-            name = self._names.pop()
+        names = self._names
+        while len(names) > index:
+            name = names.pop()
             self._at[name].pop()
-            if name in FORMATTING and not (explicit and len(self._names) == index):
+            if name in FORMATTING and not (explicit and len(names) == index):
                 self._reopened[-1][name] += 1
                 self._reopened_total += 1
             if name in MARKERS and len(self._reopened) > 1:
                 self._reopened_total -= sum(self._reopened.pop().values())
-            if name in SPECIAL:
-                self._special.pop()
-                if name not in NOT_LIST_BOUNDARY:
-                    self._list_boundaries.pop()
-            for scope, positions in self._boundaries.items():
-                if name in scope:
-                    positions.pop()
-            if name in RESTRICTING:
-                self._restricting.pop()
-                if name in FOREIGN:
-                    self._foreign.pop()
-            if name not in IMPLIED_END:
-                self._solid.pop()
+            for positions in self._lists(name):
+                positions.pop()

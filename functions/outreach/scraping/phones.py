@@ -25,11 +25,16 @@ import phonenumbers
 from outreach.scraping.contacts import FoundPhone, PhoneKind
 from outreach.scraping.registrable_domain import public_suffix
 
-_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
+_INVISIBLE_CHARS = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
+# str.translate looks up every character of the text: done only when one of these is in it.
+_INVISIBLE = dict.fromkeys(map(ord, _INVISIBLE_CHARS))
 _DASHES = re.compile(r"[\u2010-\u2015\u2212]")
 _SEPARATOR = r"[ \t\u00a0]*+[./\u2010-\u2015\u2212-]?[ \t\u00a0]*+"
+# The "+" or "00" first, then what may not stand before it: a pattern that begins with a character
+# lets the search skip to the next "+" or "0" (a lookbehind first is tried at every position).
 _INTERNATIONAL = re.compile(
-    r"(?<![\w+])(?:\+|00)[1-9]\d{0,2}" + rf"(?:{_SEPARATOR}\(0\))?(?:{_SEPARATOR}\(?\d++\)?){{1,8}}(?!\d)"
+    r"(?:\+(?<![\w+]\+)|00(?<![\w+]00))[1-9]\d{0,2}"
+    + rf"(?:{_SEPARATOR}\(0\))?(?:{_SEPARATOR}\(?\d++\)?){{1,8}}(?!\d)"
 )
 _PHONE_WORDS = (
     "tel", "telefon", "telefonnummer", "telephone", "phone", "fon", "hotline", "mobil", "mobile", "handy",
@@ -76,7 +81,7 @@ def find_phones(
     tel_hrefs: Iterable[str], text: str, *, page_url: str, host: str, language: str | None
 ) -> Iterator[FoundPhone]:
     """Valid numbers from ``tel:`` links, then from the visible ``text`` in reading order."""
-    clean = text.translate(_INVISIBLE)
+    clean = text.translate(_INVISIBLE) if any(char in text for char in _INVISIBLE_CHARS) else text
     candidates = [(unquote(href[4:]).strip(), PhoneKind.PHONE) for href in tel_hrefs]
     candidates += _text_candidates(clean)
     region = site_region(host, language) or _first_international_region(raw for raw, _ in candidates)

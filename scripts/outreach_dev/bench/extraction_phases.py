@@ -1,4 +1,4 @@
-"""Where ``extract_page``'s time goes: its share per phase, on the farm pages and on the HTML fixtures.
+"""Where ``extract_page``'s time goes: its share per phase, on each corpus of the extraction bench.
 
 Each phase is a name ``outreach.scraping.extract`` calls (the markup bound check, the parser, link
 resolution, page choice, social links, e-mail and phone search); for the run, each is wrapped in a
@@ -8,8 +8,8 @@ each of its phases counts with its median over those runs (a run the machine's l
 does not skew it); the page's medians are summed over the corpus. The wrappers cost a few hundred
 nanoseconds per call, so the figures are those of the timed run, a little above the bench's own.
 
-``python -m outreach_dev.bench.extraction_phases [--sites N] [--repeats N]`` prints one table per
-corpus (docs/performance.md's extraction profile).
+``python -m outreach_dev.bench.extraction_phases [--sites N] [--real-size-pages N] [--repeats N]``
+prints one table per corpus (docs/performance.md's extraction profile).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import outreach.scraping.extract as extract_module
-from outreach_dev.bench.extraction import MAX_TEXT_CHARS, corpora
+from outreach_dev.bench.extraction import MAX_TEXT_CHARS, REAL_SIZE_PAGES, Page, corpora
 
 # Phase name -> the names in outreach.scraping.extract it covers (those that exist are timed).
 PHASES: dict[str, tuple[str, ...]] = {
@@ -80,13 +80,12 @@ def _phases_timed(clock: _Clock) -> Iterator[None]:
             setattr(extract_module, name, original)
 
 
-def profile(pages: Sequence[tuple[str, str]], repeats: int) -> dict[str, float]:
+def profile(pages: Sequence[Page], repeats: int) -> dict[str, float]:
     """Seconds per phase (and ``REST``, and ``total``): per page the median of ``repeats`` runs, summed."""
     clock = _Clock()
     summed: defaultdict[str, float] = defaultdict(float)
     with _phases_timed(clock):
-        for name, html in pages:
-            url = f"http://127.0.0.1/{name.split(' ', 1)[0]}"
+        for _, url, html in pages:
             runs: defaultdict[str, list[float]] = defaultdict(list)
             for _ in range(repeats):
                 clock.seconds.clear()
@@ -119,9 +118,10 @@ def render(corpus: str, seconds: dict[str, float], pages: int, repeats: int) -> 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--sites", type=int, default=60)
+    parser.add_argument("--real-size-pages", type=int, default=REAL_SIZE_PAGES)
     parser.add_argument("--repeats", type=int, default=15)
     args = parser.parse_args(argv)
-    for corpus, pages in corpora(args.sites).items():
+    for corpus, pages in corpora(args.sites, args.real_size_pages).items():
         profile(pages, 1)  # warm-up: caches of hosts and suffixes, as after a site's first page
         print(render(corpus, profile(pages, args.repeats), len(pages), args.repeats), end="\n\n")
     return 0

@@ -59,6 +59,8 @@ class Sizes:
     extraction_repeats: int
     cold_start_runs: int
     makespan_sites: int  # 0: not run at this size
+    # Pages of real size the extraction bench generates (embedded_aws.site_builder_pages).
+    extraction_real_size_pages: int = 200
     # Slow sites scraped one by one and at once (site_fetch); None: the web farm's own page delay.
     site_fetch_sites: int = 12
     site_fetch_page_seconds: float | None = None
@@ -81,6 +83,7 @@ class Sizes:
 FULL = Sizes(1_000, 20, (1_000, 10_000, 100_000), 1_000, 7, 60, 15, 7, 1_000)
 SMOKE = replace(
     Sizes(6, 2, (30, 120), 40, 3, 3, 3, 1, 0),
+    extraction_real_size_pages=6,
     site_fetch_sites=2,
     site_fetch_page_seconds=0.05,
     sharded_creation_tasks=100,
@@ -170,7 +173,10 @@ def run_all(sizes: Sizes) -> list[Section]:
     sections += _attempt("sharded creation", lambda: [sharded_creation.run(sizes.sharded_creation_tasks)])
     sections += _attempt("large job", lambda: [large_job.run(sizes.large_job_sites)])
     sections += _attempt(
-        "extraction", lambda: [extraction.run(sizes.extraction_sites, sizes.extraction_repeats)]
+        "extraction",
+        lambda: [
+            extraction.run(sizes.extraction_sites, sizes.extraction_repeats, sizes.extraction_real_size_pages)
+        ],
     )
     sections += _attempt(
         "cold start", lambda: [cold_start.run(sizes.cold_start_runs, sizes.cold_start_functions)]
