@@ -76,6 +76,7 @@ def test_the_reconcilers_event_delivered_three_times_at_once_requeues_a_stuck_ta
     started_wall, started_virtual = time.monotonic(), e2e.stack.clock.now()
     (site,) = e2e.pool.take(1, kinds=("slow",))
     job_id = "e2e-duplicate-reconciler"
+    e2e.stack.farm.hold([site.number])  # no page answers until released: the worker stays mid-fetch
     (task_id,) = e2e.create_job(job_id, [site]).values()
     actions_before = e2e.reconciler_actions()
     duplicated = faults.duplicate_async(e2e.reconciler, deliveries=3, events=1_000)
@@ -90,8 +91,11 @@ def test_the_reconcilers_event_delivered_three_times_at_once_requeues_a_stuck_ta
             and e2e.stack.runtime.in_flight_workers(e2e.scraper)
         )
 
-    e2e.wait_until(claimed_and_fetching, timeout=60, what="the task claimed and fetching")
-    assert e2e.stack.runtime.kill_in_flight(e2e.scraper) >= 1
+    try:
+        e2e.wait_until(claimed_and_fetching, timeout=60, what="the task claimed and fetching")
+        assert e2e.stack.runtime.kill_in_flight(e2e.scraper) >= 1
+    finally:
+        e2e.stack.farm.release()
     e2e.stack.client("sqs").purge_queue(QueueUrl=e2e.scrape_queue_url)
 
     # WHEN the reconciler's runs, each delivered 3 times, find the stuck task

@@ -22,11 +22,12 @@ pytestmark = SECOND_STACK
 def test_a_worker_crash_whose_message_is_lost_is_requeued_by_the_reconciler_and_finishes_once(
     e2e: E2E, faults: Faults
 ) -> None:
-    # GIVEN a job of 2 slow sites and the applied reconciler
+    # GIVEN a job of 2 slow sites, held (no page answers until released), and the applied reconciler
     bound = e2e.reconciler_bound()
     started_wall, started_virtual = time.monotonic(), e2e.stack.clock.now()
     sites = e2e.pool.take(2, kinds=("slow",))
     job_id = "e2e-crash-lost"
+    e2e.stack.farm.hold([s.number for s in sites])
     task_ids = e2e.create_job(job_id, sites)
     actions_before = e2e.reconciler_actions()
 
@@ -37,8 +38,21 @@ def test_a_worker_crash_whose_message_is_lost_is_requeued_by_the_reconciler_and_
         fetching = all(e2e.stack.farm.site_hits(s.number) >= 1 for s in sites)
         return running and fetching and len(e2e.stack.runtime.in_flight_workers(e2e.scraper)) == len(sites)
 
-    e2e.wait_until(claimed_and_fetching, timeout=60, what="both tasks claimed and fetching")
-    assert e2e.stack.runtime.kill_in_flight(e2e.scraper) == len(sites)
+    def state() -> object:
+        return (
+            [row["status"] for row in e2e.task_rows(job_id).values()],
+            [e2e.stack.farm.site_hits(s.number) for s in sites],
+            e2e.stack.runtime.in_flight_workers(e2e.scraper),
+        )
+
+    # the held pages keep both scrapers mid-fetch until they are killed, however slow the machine is
+    try:
+        e2e.wait_until(
+            claimed_and_fetching, timeout=60, what="both tasks claimed and fetching", describe=state
+        )
+        assert e2e.stack.runtime.kill_in_flight(e2e.scraper) == len(sites)
+    finally:
+        e2e.stack.farm.release()
     e2e.stack.client("sqs").purge_queue(QueueUrl=e2e.scrape_queue_url)
     assert e2e.stack.queue_messages(e2e.scrape_queue_url) == []
     claimed = {tid: epoch(row["updated_at"]) for tid, row in e2e.task_rows(job_id).items()}
