@@ -128,6 +128,25 @@ def text_field(item: dict[str, Any], name: str) -> str:
     return value
 
 
+def addressed_fields(item: dict[str, Any], task_id: str) -> tuple[str, str, str]:
+    """An email row's recipient, ``send_at`` and schedule name, each checked as the task store writes
+    it; ``MalformedFieldError`` naming the first that is wrong."""
+    recipient = text_field(item, "recipient")
+    if not is_one_address(recipient):
+        raise MalformedFieldError("recipient", "not exactly one e-mail address")
+    send_at = text_field(item, "send_at")
+    try:
+        parse_utc_iso(send_at)
+    except ValueError as exc:
+        raise MalformedFieldError(
+            "send_at", f"not a UTC time (2027-03-02T08:30:00Z): {send_at[:40]!r}"
+        ) from exc
+    schedule_name = text_field(item, "schedule_name")
+    if schedule_name != email_schedule_name(task_id):
+        raise MalformedFieldError("schedule_name", "is not the one derived from the task id")
+    return recipient, send_at, schedule_name
+
+
 @dataclass(frozen=True)
 class EmailFields:
     """What an email task carries besides the common fields (see docs/task-store.md).
@@ -171,16 +190,7 @@ class EmailFields:
         message = item.get("message")
         if not isinstance(message, dict) or not all(isinstance(v, str) for v in message.values()):
             raise MalformedFieldError("message", "not a map of text")
-        recipient = text_field(item, "recipient")
-        if not is_one_address(recipient):
-            raise MalformedFieldError("recipient", "not exactly one e-mail address")
-        send_at = text_field(item, "send_at")
-        try:
-            parse_utc_iso(send_at)
-        except ValueError as exc:
-            raise MalformedFieldError(
-                "send_at", f"not a UTC time (2027-03-02T08:30:00Z): {send_at[:40]!r}"
-            ) from exc
+        recipient, send_at, schedule_name = addressed_fields(item, task_id)
         deferred_from = item.get("deferred_from")
         if deferred_from is not None:
             try:
@@ -197,9 +207,6 @@ class EmailFields:
             ZoneInfo(timezone)
         except (ValueError, ZoneInfoNotFoundError) as exc:
             raise MalformedFieldError("timezone", f"not an IANA time zone: {timezone[:40]!r}") from exc
-        schedule_name = text_field(item, "schedule_name")
-        if schedule_name != email_schedule_name(task_id):
-            raise MalformedFieldError("schedule_name", "is not the one derived from the task id")
         per_minute = item.get("max_per_minute")
         threaded = item.get("threaded", False)
         if not isinstance(threaded, bool):

@@ -23,9 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from outreach import config
-from outreach.email_task import email_schedule_name, is_one_address, parse_utc_iso
 from outreach.errors import MalformedFieldError
-from outreach.task_model import Kind, Status, open_key_shard, text_field, whole_number_field
+from outreach.task_model import Kind, Status, addressed_fields, open_key_shard, text_field, whole_number_field
 from outreach.task_store.campaign_open import campaign_open_request
 from outreach.task_store.items import IndexRead, rows
 
@@ -69,17 +68,7 @@ class OpenEmail:
         status_text = text_field(item, "status")
         if status_text not in {s.value for s in Status}:
             raise MalformedFieldError("status", f"not a status: {status_text[:40]!r}")
-        recipient = text_field(item, "recipient")
-        if not is_one_address(recipient):
-            raise MalformedFieldError("recipient", "not exactly one e-mail address")
-        send_at = text_field(item, "send_at")
-        try:
-            parse_utc_iso(send_at)
-        except ValueError as exc:
-            raise MalformedFieldError("send_at", f"not a UTC time: {send_at[:40]!r}") from exc
-        schedule_name = text_field(item, "schedule_name")
-        if schedule_name != email_schedule_name(task_id):
-            raise MalformedFieldError("schedule_name", "is not the one derived from the task id")
+        recipient, send_at, schedule_name = addressed_fields(item, task_id)
         reason = item.get("failure_reason")
         if reason is not None and not isinstance(reason, str):
             raise MalformedFieldError("failure_reason", "not text")
